@@ -1,0 +1,59 @@
+package io.rmqgw.codec.frame;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
+
+/** Builds outgoing frames: rebuilt headers over original bodies, and the gateway's own answers. */
+public final class Frames {
+
+    private Frames() {
+    }
+
+    /**
+     * A frame with a new header and {@code body} (ownership of one reference passes to the result;
+     * may be null for no body). The body is not copied: the result is a composite of the new
+     * prefix+header and the body.
+     */
+    public static ByteBuf encode(ByteBufAllocator alloc, RemotingHeader header, SerializeType type, ByteBuf body) {
+        ByteBuf head = alloc.buffer(256);
+        try {
+            head.writeInt(0);
+            head.writeInt(0);
+            int headerLength = HeaderCodec.encode(header, type, head);
+            int bodyLength = body == null ? 0 : body.readableBytes();
+            head.setInt(0, 4 + headerLength + bodyLength);
+            head.setInt(4, (type.getCode() << 24) | (headerLength & 0xFFFFFF));
+        } catch (RuntimeException e) {
+            head.release();
+            if (body != null) {
+                body.release();
+            }
+            throw e;
+        }
+        if (body == null || !body.isReadable()) {
+            if (body != null) {
+                body.release();
+            }
+            return head;
+        }
+        CompositeByteBuf frame = alloc.compositeBuffer(2);
+        frame.addComponent(true, head);
+        frame.addComponent(true, body);
+        return frame;
+    }
+
+    /** The frame with {@code header} replacing its own and the original body kept; {@code frame} is not released. */
+    public static ByteBuf withHeader(ByteBufAllocator alloc, RemotingFrame frame, RemotingHeader header, SerializeType type) {
+        return encode(alloc, header, type, frame.retainedBody());
+    }
+
+    /**
+     * The gateway's own answer to {@code request}: a response with its opaque, in the encoding the
+     * request used, so any client can read it.
+     */
+    public static ByteBuf errorResponse(ByteBufAllocator alloc, RemotingFrame request, int code, String remark) {
+        return encode(alloc, RemotingHeader.response(request.opaque(), code, remark), request.encoding(), null);
+    }
+}

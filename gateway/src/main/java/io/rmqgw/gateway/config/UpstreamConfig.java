@@ -1,0 +1,30 @@
+package io.rmqgw.gateway.config;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * @param namesrv          upstream name servers, tried in order with failover
+ * @param connectTimeout   TCP connect timeout toward name servers and brokers
+ * @param requestTimeout   how long a request may wait for its upstream response before the client gets SYSTEM_BUSY
+ * @param longPollTimeout  the same for long-polling pulls, which brokers hold for up to 30 s
+ */
+public record UpstreamConfig(List<HostPort> namesrv, Duration connectTimeout, Duration requestTimeout,
+                             Duration longPollTimeout) {
+
+    public UpstreamConfig {
+        namesrv = namesrv == null ? List.of() : List.copyOf(namesrv);
+        connectTimeout = positive("upstream.connect-timeout", connectTimeout, Duration.ofSeconds(3));
+        requestTimeout = positive("upstream.request-timeout", requestTimeout, Duration.ofSeconds(30));
+        longPollTimeout = positive("upstream.long-poll-timeout", longPollTimeout, Duration.ofSeconds(60));
+    }
+
+    static Duration positive(String path, Duration value, Duration fallback) {
+        Duration d = Objects.requireNonNullElse(value, fallback);
+        if (d.isZero() || d.isNegative()) {
+            throw new ConfigException(path, "must be positive, was " + d);
+        }
+        return d;
+    }
+}
