@@ -56,4 +56,24 @@ public final class Frames {
     public static ByteBuf errorResponse(ByteBufAllocator alloc, RemotingFrame request, int code, String remark) {
         return encode(alloc, RemotingHeader.response(request.opaque(), code, remark), request.encoding(), null);
     }
+
+    /** The gateway's own answer to the request with {@code opaque} that was sent in {@code encoding}. */
+    public static ByteBuf errorResponse(ByteBufAllocator alloc, int opaque, SerializeType encoding, int code, String remark) {
+        return encode(alloc, RemotingHeader.response(opaque, code, remark), encoding, null);
+    }
+
+    /**
+     * The frame with its original header bytes and {@code body} replacing its body (ownership of
+     * {@code body} passes to the result); {@code frame} is not released.
+     */
+    public static ByteBuf withBody(ByteBufAllocator alloc, RemotingFrame frame, ByteBuf body) {
+        ByteBuf prefix = alloc.buffer(RemotingFrame.PREFIX_LENGTH);
+        prefix.writeInt(4 + frame.headerLength() + body.readableBytes());
+        prefix.writeInt(frame.content().getInt(frame.content().readerIndex() + 4));
+        CompositeByteBuf out = alloc.compositeBuffer(3);
+        out.addComponent(true, prefix);
+        out.addComponent(true, frame.headerSlice().retain());
+        out.addComponent(true, body);
+        return out;
+    }
 }

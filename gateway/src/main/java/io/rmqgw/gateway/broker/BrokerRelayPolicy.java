@@ -1,0 +1,121 @@
+package io.rmqgw.gateway.broker;
+
+import io.netty.buffer.ByteBuf;
+import io.rmqgw.codec.frame.Frames;
+import io.rmqgw.codec.frame.HeaderCodec;
+import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.codec.frame.RemotingHeader;
+import io.rmqgw.codec.message.MessageIds;
+import io.rmqgw.codec.message.StoreHostMapper;
+import io.rmqgw.codec.message.StoredRecords;
+import io.rmqgw.gateway.relay.RelayPolicy;
+import io.rmqgw.gateway.relay.RelaySession;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.rocketmq.remoting.protocol.RequestCode;
+import org.apache.rocketmq.remoting.protocol.ResponseCode;
+
+/**
+ * The broker role: a client connection on a broker's gateway port relays to that broker. Frames
+ * pass unchanged except where a broker names itself to the client: offsetMsgIds in send answers
+ * and store hosts in message records, which are rewritten to the gateway's port for the broker so
+ * that query-by-id and everything derived from ids come back through the gateway.
+ */
+final class BrokerRelayPolicy implements RelayPolicy {
+
+    private static final String MSG_ID = "msgId";
+
+    private final String brokerAddress;
+    private final List<String> targets;
+    private final StoreHostMapper storeHosts;
+    private final long requestTimeoutNanos;
+    private final long longPollTimeoutNanos;
+
+    BrokerRelayPolicy(String brokerAddress, StoreHostMapper storeHosts, long requestTimeoutNanos, long longPollTimeoutNanos) {
+        this.brokerAddress = brokerAddress;
+        this.targets = List.of(brokerAddress);
+        this.storeHosts = storeHosts;
+        this.requestTimeoutNanos = requestTimeoutNanos;
+        this.longPollTimeoutNanos = longPollTimeoutNanos;
+    }
+
+    @Override
+    public String role() {
+        return "broker";
+    }
+
+    @Override
+    public List<String> upstreamTargets() {
+        return targets;
+    }
+
+    @Override
+    public String describe(String target) {
+        return "broker " + target;
+    }
+
+    @Override
+    public long timeoutNanos(int requestCode) {
+        return isLongPolling(requestCode) ? longPollTimeoutNanos : requestTimeoutNanos;
+    }
+
+    private static boolean isLongPolling(int code) {
+        return code == RequestCode.PULL_MESSAGE || code == RequestCode.LITE_PULL_MESSAGE || code == RequestCode.POP_MESSAGE;
+    }
+
+    @Override
+    public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response) {
+        switch (requestCode) {
+            case RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE,
+                 RequestCode.SEND_REPLY_MESSAGE, RequestCode.SEND_REPLY_MESSAGE_V2 -> {
+                return rewriteMessageId(session, response);
+            }
+            case RequestCode.PULL_MESSAGE, RequestCode.LITE_PULL_MESSAGE, RequestCode.POP_MESSAGE,
+                 RequestCode.QUERY_MESSAGE, RequestCode.VIEW_MESSAGE_BY_ID -> {
+                if (response.code() == ResponseCode.SUCCESS && response.bodyLength() > 0) {
+                    // in place: store hosts sit outside the body CRC, and the frame is ours
+                    StoredRecords.rewriteStoreHosts(response.bodySlice(), storeHosts);
+                }
+                return response.content();
+            }
+            default -> {
+                return response.content();
+            }
+        }
+    }
+
+    @Override
+    public ByteBuf onUpstreamRequest(RemotingFrame request) {
+        if (request.code() == RequestCode.CHECK_TRANSACTION_STATE && request.bodyLength() > 0) {
+            StoredRecords.rewriteStoreHosts(request.bodySlice(), storeHosts);
+        }
+        return request.content();
+    }
+
+    /** A send answer carries the offsetMsgId(s) in {@code msgId}: point them at the gateway. */
+    private ByteBuf rewriteMessageId(RelaySession session, RemotingFrame response) {
+        RemotingHeader header = HeaderCodec.decodeHeader(response);
+        Map<String, String> ext = header.extFields();
+        String ids = ext == null ? null : ext.get(MSG_ID);
+        if (ids == null) {
+            return response.content();
+        }
+        String rewritten = MessageIds.rewriteList(ids, storeHosts);
+        if (rewritten.equals(ids)) {
+            return response.content();
+        }
+        Map<String, String> fields = new LinkedHashMap<>(ext);
+        fields.put(MSG_ID, rewritten);
+        try {
+            return Frames.withHeader(session.client().alloc(), response, header.withExtFields(fields), response.encoding());
+        } finally {
+            response.release();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "broker " + brokerAddress;
+    }
+}

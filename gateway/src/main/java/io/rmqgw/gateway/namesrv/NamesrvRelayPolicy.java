@@ -1,0 +1,172 @@
+package io.rmqgw.gateway.namesrv;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.rmqgw.codec.frame.Frames;
+import io.rmqgw.codec.frame.HeaderCodec;
+import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.codec.frame.RemotingHeader;
+import io.rmqgw.gateway.broker.BrokerListeners;
+import io.rmqgw.gateway.relay.RelayPolicy;
+import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.routing.BrokerAddressRewriter;
+import io.rmqgw.routing.NamesrvAddresses;
+import io.rmqgw.routing.RouteCache;
+import io.rmqgw.routing.RouteDialect;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.apache.rocketmq.remoting.protocol.RequestCode;
+import org.apache.rocketmq.remoting.protocol.ResponseCode;
+import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The name-server role on the gateway's main port. Requests go to an upstream name server
+ * unchanged; route and cluster answers come back with every broker address replaced by the
+ * gateway's listener for that broker, in the JSON dialect the name server chose for this client.
+ * Listeners are bound before the answer is released, so a client never dials a port not yet open.
+ */
+public final class NamesrvRelayPolicy implements RelayPolicy {
+
+    private static final Logger log = LoggerFactory.getLogger(NamesrvRelayPolicy.class);
+
+    /** What a route request needs remembered to cache its answer. */
+    private record RouteRequest(String topic, RouteDialect dialect) {
+    }
+
+    private static final Object CLUSTER_REQUEST = new Object();
+
+    private final NamesrvAddresses namesrv;
+    private final BrokerListeners brokers;
+    private final RouteCache routes;
+    private final GatewayMetrics metrics;
+    private final long requestTimeoutNanos;
+
+    public NamesrvRelayPolicy(NamesrvAddresses namesrv, BrokerListeners brokers, RouteCache routes,
+                              GatewayMetrics metrics, long requestTimeoutNanos) {
+        this.namesrv = namesrv;
+        this.brokers = brokers;
+        this.routes = routes;
+        this.metrics = metrics;
+        this.requestTimeoutNanos = requestTimeoutNanos;
+    }
+
+    @Override
+    public String role() {
+        return "namesrv";
+    }
+
+    @Override
+    public List<String> upstreamTargets() {
+        List<Integer> order = namesrv.failoverOrder();
+        List<String> targets = new java.util.ArrayList<>(order.size());
+        for (int index : order) {
+            targets.add(namesrv.get(index).toString());
+        }
+        return targets;
+    }
+
+    @Override
+    public void upstreamResult(String target, boolean connected) {
+        for (int i = 0; i < namesrv.size(); i++) {
+            if (namesrv.get(i).toString().equals(target)) {
+                if (connected) {
+                    namesrv.markGood(i);
+                } else {
+                    namesrv.markFailed(i);
+                }
+                return;
+            }
+        }
+    }
+
+    @Override
+    public String describe(String target) {
+        return "name server " + target;
+    }
+
+    @Override
+    public long timeoutNanos(int requestCode) {
+        return requestTimeoutNanos;
+    }
+
+    @Override
+    public Object requestContext(RemotingFrame request) {
+        if (request.code() == RequestCode.GET_ROUTEINFO_BY_TOPIC) {
+            return routeRequest(request);
+        }
+        return request.code() == RequestCode.GET_BROKER_CLUSTER_INFO ? CLUSTER_REQUEST : null;
+    }
+
+    private static RouteRequest routeRequest(RemotingFrame request) {
+        RemotingHeader header = HeaderCodec.decodeHeader(request);
+        Map<String, String> ext = header.extFields();
+        String topic = ext == null ? null : ext.get("topic");
+        return new RouteRequest(topic, RouteDialect.forRequest(header.version(), ext));
+    }
+
+    @Override
+    public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response) {
+        if (context == null || response.code() != ResponseCode.SUCCESS || response.bodyLength() == 0) {
+            return response.content();
+        }
+        byte[] body = ByteBufUtil.getBytes(response.bodySlice());
+        Set<String> found;
+        try {
+            found = BrokerAddressRewriter.brokerAddresses(body);
+        } catch (RuntimeException e) {
+            response.release();
+            log.warn("unreadable route answer for client {}: {}", session.clientAddress(), e.getMessage());
+            return Frames.errorResponse(session.client().alloc(), response.opaque(), response.encoding(),
+                RemotingSysResponseCode.SYSTEM_ERROR, "gateway could not read the name server's answer: " + e.getMessage());
+        }
+        CompletableFuture<?>[] binds = found.stream().map(brokers::ensure).toArray(CompletableFuture[]::new);
+        CompletableFuture.allOf(binds).whenComplete((ignored, failure) -> {
+            try {
+                if (failure != null) {
+                    session.writeToClient(Frames.errorResponse(session.client().alloc(), response.opaque(), response.encoding(),
+                        RemotingSysResponseCode.SYSTEM_ERROR, rootMessage(failure)));
+                    return;
+                }
+                byte[] rewritten = BrokerAddressRewriter.rewrite(body, brokers::advertised).body();
+                metrics.routeRewritten();
+                if (context instanceof RouteRequest route && route.topic() != null) {
+                    routes.put(route.topic(), route.dialect(), rewritten);
+                }
+                session.writeToClient(Frames.withBody(session.client().alloc(), response, Unpooled.wrappedBuffer(rewritten)));
+            } finally {
+                response.release();
+            }
+        });
+        return null;
+    }
+
+    @Override
+    public ByteBuf answerWithoutUpstream(RelaySession session, RemotingFrame request, String reason) {
+        if (request.code() != RequestCode.GET_ROUTEINFO_BY_TOPIC) {
+            return null;
+        }
+        RouteRequest route = routeRequest(request);
+        Optional<byte[]> cached = route.topic() == null ? Optional.empty() : routes.getFresh(route.topic(), route.dialect());
+        if (cached.isEmpty()) {
+            return null;
+        }
+        metrics.routeServedFromCache();
+        return Frames.encode(session.client().alloc(), RemotingHeader.response(request.opaque(), ResponseCode.SUCCESS, null),
+            request.encoding(), Unpooled.wrappedBuffer(cached.get()));
+    }
+
+    private static String rootMessage(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root.getMessage() == null ? root.toString() : root.getMessage();
+    }
+}

@@ -1,0 +1,67 @@
+package io.rmqgw.gateway.net;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollEventLoopGroup;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Event loops and channel classes: native epoll where available, NIO otherwise. Upstream
+ * connections are registered on their client connection's event loop, so one loop owns both.
+ */
+public final class Transport implements AutoCloseable {
+
+    private final EventLoopGroup boss;
+    private final EventLoopGroup workers;
+    private final Class<? extends ServerChannel> serverChannel;
+    private final Class<? extends SocketChannel> socketChannel;
+
+    public Transport(int workerThreads) {
+        if (Epoll.isAvailable()) {
+            boss = new EpollEventLoopGroup(1, new DefaultThreadFactory("rmqgw-accept"));
+            workers = new EpollEventLoopGroup(workerThreads, new DefaultThreadFactory("rmqgw-io"));
+            serverChannel = EpollServerSocketChannel.class;
+            socketChannel = EpollSocketChannel.class;
+        } else {
+            boss = new NioEventLoopGroup(1, new DefaultThreadFactory("rmqgw-accept"));
+            workers = new NioEventLoopGroup(workerThreads, new DefaultThreadFactory("rmqgw-io"));
+            serverChannel = NioServerSocketChannel.class;
+            socketChannel = NioSocketChannel.class;
+        }
+    }
+
+    public EventLoopGroup boss() {
+        return boss;
+    }
+
+    public EventLoopGroup workers() {
+        return workers;
+    }
+
+    public Class<? extends ServerChannel> serverChannel() {
+        return serverChannel;
+    }
+
+    public Class<? extends SocketChannel> socketChannel() {
+        return socketChannel;
+    }
+
+    public void close(Duration quietPeriod) {
+        boss.shutdownGracefully(0, quietPeriod.toMillis(), TimeUnit.MILLISECONDS);
+        workers.shutdownGracefully(0, quietPeriod.toMillis(), TimeUnit.MILLISECONDS).syncUninterruptibly();
+    }
+
+    @Override
+    public void close() {
+        close(Duration.ZERO);
+    }
+}

@@ -1,0 +1,64 @@
+package io.rmqgw.gateway.relay;
+
+import io.netty.util.collection.IntObjectHashMap;
+import java.util.ArrayList;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
+import java.util.Iterator;
+import java.util.List;
+
+/**
+ * Requests a client sent upstream that still await their response, by opaque. Owned by one event
+ * loop: no locking. Oneway requests never enter (they get no response).
+ */
+final class PendingRequests {
+
+    /** One request in flight; {@code context} is whatever the policy needs to treat the response. */
+    record Pending(int opaque, int code, SerializeType encoding, long startNanos, long deadlineNanos, Object context) {
+    }
+
+    private final IntObjectHashMap<Pending> byOpaque = new IntObjectHashMap<>();
+    private volatile int size;
+
+    void add(Pending pending) {
+        byOpaque.put(pending.opaque(), pending);
+        size = byOpaque.size();
+    }
+
+    Pending remove(int opaque) {
+        Pending pending = byOpaque.remove(opaque);
+        if (pending != null) {
+            size = byOpaque.size();
+        }
+        return pending;
+    }
+
+    /** Removes and returns the requests whose deadline passed. */
+    List<Pending> expire(long nowNanos) {
+        List<Pending> expired = null;
+        for (Iterator<Pending> it = byOpaque.values().iterator(); it.hasNext(); ) {
+            Pending p = it.next();
+            if (nowNanos - p.deadlineNanos() >= 0) {
+                if (expired == null) {
+                    expired = new ArrayList<>();
+                }
+                expired.add(p);
+                it.remove();
+            }
+        }
+        size = byOpaque.size();
+        return expired == null ? List.of() : expired;
+    }
+
+    /** Removes and returns everything, for answering when the upstream is gone. */
+    List<Pending> drain() {
+        List<Pending> all = new ArrayList<>(byOpaque.values());
+        byOpaque.clear();
+        size = 0;
+        return all;
+    }
+
+    /** Readable from any thread (drain on shutdown); exact on the owning event loop. */
+    int size() {
+        return size;
+    }
+}

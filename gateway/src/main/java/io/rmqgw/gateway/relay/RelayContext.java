@@ -1,0 +1,87 @@
+package io.rmqgw.gateway.relay;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.WriteBufferWaterMark;
+import io.rmqgw.gateway.net.Transport;
+import io.rmqgw.metrics.GatewayMetrics;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** What every session shares: transport, limits, metrics, and the registry used to drain on stop. */
+public final class RelayContext {
+
+    /** Per-connection write buffer bounds: past high, the peer feeding it stops being read. */
+    public static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(256 * 1024, 1024 * 1024);
+
+    private final Transport transport;
+    private final GatewayMetrics metrics;
+    private final int maxFrameLength;
+    private final int connectTimeoutMillis;
+    private final Set<RelaySession> sessions = ConcurrentHashMap.newKeySet();
+    private final Set<String> upstreamLocalAddresses = ConcurrentHashMap.newKeySet();
+
+    public RelayContext(Transport transport, GatewayMetrics metrics, int maxFrameLength, int connectTimeoutMillis) {
+        this.transport = transport;
+        this.metrics = metrics;
+        this.maxFrameLength = maxFrameLength;
+        this.connectTimeoutMillis = connectTimeoutMillis;
+    }
+
+    public Transport transport() {
+        return transport;
+    }
+
+    public GatewayMetrics metrics() {
+        return metrics;
+    }
+
+    public int maxFrameLength() {
+        return maxFrameLength;
+    }
+
+    int connectTimeoutMillis() {
+        return connectTimeoutMillis;
+    }
+
+    void register(RelaySession session) {
+        sessions.add(session);
+    }
+
+    void unregister(RelaySession session) {
+        sessions.remove(session);
+    }
+
+    void upstreamOpened(Channel upstream) {
+        upstreamLocalAddresses.add(upstream.localAddress().toString());
+    }
+
+    /** Local addresses of every upstream connection opened so far, as {@code /ip:port}. */
+    public Set<String> upstreamLocalAddresses() {
+        return Set.copyOf(upstreamLocalAddresses);
+    }
+
+    /** Requests in flight across all sessions. */
+    public int inFlight() {
+        int total = 0;
+        for (RelaySession s : sessions) {
+            total += s.inFlight();
+        }
+        return total;
+    }
+
+    public int sessionCount() {
+        return sessions.size();
+    }
+
+    /** Closes every session (client and upstream side). */
+    public void closeAll() {
+        for (RelaySession s : sessions) {
+            s.close("gateway stopping");
+        }
+    }
+
+    static void configure(io.netty.bootstrap.AbstractBootstrap<?, ?> b) {
+        b.option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK);
+    }
+}

@@ -1,0 +1,434 @@
+package io.rmqgw.gateway.relay;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.rmqgw.codec.frame.FrameDecoder;
+import io.rmqgw.codec.frame.Frames;
+import io.rmqgw.codec.frame.MalformedFrameException;
+import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.gateway.net.Addresses;
+import io.rmqgw.metrics.GatewayMetrics.UpstreamFailure;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One client connection and the upstream connection dialed for it. Both channels live on the
+ * client's event loop, which owns every field here: no locks. Frames pass through as the bytes
+ * they arrived as unless the {@link RelayPolicy} rewrites them. Reads on each side pause while the
+ * other side cannot take more writes, so a slow peer never grows the gateway's memory.
+ */
+public final class RelaySession {
+
+    private static final Logger log = LoggerFactory.getLogger(RelaySession.class);
+    private static final long TIMEOUT_SCAN_MILLIS = 500;
+
+    private final RelayContext context;
+    private final RelayPolicy policy;
+    private final Channel client;
+    private final String clientAddress;
+    private final PendingRequests pending = new PendingRequests();
+    /** Requests read while still dialing; normally empty since the client is not read until connected. */
+    private final ArrayDeque<RemotingFrame> waiting = new ArrayDeque<>();
+    private final StringBuilder connectFailures = new StringBuilder(64);
+
+    private UpstreamState state;
+    private boolean clientNeedsFlush;
+    private boolean upstreamNeedsFlush;
+    private boolean closeAfterBurst;
+    private ScheduledFuture<?> timeoutScan;
+
+    private RelaySession(RelayContext context, RelayPolicy policy, Channel client) {
+        this.context = context;
+        this.policy = policy;
+        this.client = client;
+        this.clientAddress = Addresses.of(client.remoteAddress());
+    }
+
+    /** The pipeline for accepted client connections; the client is read only once its upstream is settled. */
+    public static ChannelInitializer<SocketChannel> clientInitializer(RelayContext context, Supplier<RelayPolicy> policies) {
+        return new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+                ch.config().setAutoRead(false);
+                ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength()));
+                ch.pipeline().addLast("relay", new ClientSide(context, policies.get()));
+            }
+        };
+    }
+
+    public Channel client() {
+        return client;
+    }
+
+    public String clientAddress() {
+        return clientAddress;
+    }
+
+    int inFlight() {
+        return pending.size();
+    }
+
+    /** Writes an answer the policy completed later (from any thread). Takes ownership of {@code frame}. */
+    public void writeToClient(ByteBuf frame) {
+        if (client.eventLoop().inEventLoop()) {
+            client.writeAndFlush(frame, client.voidPromise());
+        } else {
+            client.eventLoop().execute(() -> client.writeAndFlush(frame, client.voidPromise()));
+        }
+    }
+
+    void close(String reason) {
+        client.eventLoop().execute(() -> {
+            log.debug("closing {}: {}", clientAddress, reason);
+            client.close();
+        });
+    }
+
+    // ---- upstream dialing ----
+
+    private void start() {
+        context.register(this);
+        timeoutScan = client.eventLoop().scheduleAtFixedRate(this::expireTimedOut,
+            TIMEOUT_SCAN_MILLIS, TIMEOUT_SCAN_MILLIS, TimeUnit.MILLISECONDS);
+        dial(policy.upstreamTargets(), 0);
+    }
+
+    private void dial(List<String> targets, int index) {
+        if (state instanceof UpstreamState.Closed) {
+            return;
+        }
+        if (index >= targets.size()) {
+            becomeUnavailable(targets.isEmpty() ? "no upstream configured" : connectFailures.toString());
+            return;
+        }
+        String target = targets.get(index);
+        state = new UpstreamState.Connecting(target);
+        Bootstrap b = new Bootstrap()
+            .group(client.eventLoop())
+            .channel(context.transport().socketChannel())
+            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, context.connectTimeoutMillis())
+            .option(ChannelOption.TCP_NODELAY, true)
+            .option(ChannelOption.WRITE_BUFFER_WATER_MARK, RelayContext.WATER_MARK)
+            .handler(new ChannelInitializer<SocketChannel>() {
+                @Override
+                protected void initChannel(SocketChannel ch) {
+                    ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength()));
+                    ch.pipeline().addLast("relay", new UpstreamSide());
+                }
+            });
+        b.connect(Addresses.parse(target)).addListener((ChannelFutureListener) f -> {
+            if (state instanceof UpstreamState.Closed) {
+                f.channel().close();
+                return;
+            }
+            if (f.isSuccess()) {
+                policy.upstreamResult(target, true);
+                context.upstreamOpened(f.channel());
+                state = new UpstreamState.Connected(target, f.channel());
+                for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
+                    fromClient(frame);
+                }
+                flushUpstream();
+                client.config().setAutoRead(true);
+            } else {
+                policy.upstreamResult(target, false);
+                if (connectFailures.length() > 0) {
+                    connectFailures.append("; ");
+                }
+                connectFailures.append(policy.describe(target)).append(" unreachable: ")
+                    .append(Addresses.describe(f.cause()));
+                dial(targets, index + 1);
+            }
+        });
+    }
+
+    private void becomeUnavailable(String reason) {
+        log.warn("client {}: {}", clientAddress, reason);
+        context.metrics().upstreamFailure(UpstreamFailure.CONNECT_FAILED);
+        state = new UpstreamState.Unavailable(reason);
+        for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
+            fromClient(frame);
+        }
+        flushClient();
+        client.config().setAutoRead(true);
+    }
+
+    // ---- client -> upstream ----
+
+    private void fromClient(RemotingFrame frame) {
+        if (frame.isResponse()) {
+            // the client's answer to a broker's request (check-back, running info)
+            if (state instanceof UpstreamState.Connected c) {
+                c.channel().write(frame.content(), c.channel().voidPromise());
+                upstreamNeedsFlush = true;
+            } else {
+                log.debug("client {} answered opaque {} but its upstream is gone", clientAddress, frame.opaque());
+                frame.release();
+            }
+            return;
+        }
+        if (state instanceof UpstreamState.Connected c) {
+            if (!frame.isOneway()) {
+                long now = System.nanoTime();
+                pending.add(new PendingRequests.Pending(frame.opaque(), frame.code(), frame.encoding(), now,
+                    now + policy.timeoutNanos(frame.code()), policy.requestContext(frame)));
+            }
+            c.channel().write(policy.toUpstream(frame), c.channel().voidPromise());
+            upstreamNeedsFlush = true;
+        } else if (state instanceof UpstreamState.Unavailable u) {
+            answerWithoutUpstream(frame, u.reason());
+        } else if (state instanceof UpstreamState.Connecting) {
+            waiting.add(frame);
+        } else {
+            frame.release();
+        }
+    }
+
+    private void answerWithoutUpstream(RemotingFrame frame, String reason) {
+        try {
+            if (frame.isOneway()) {
+                // a oneway request has no answer to carry the failure: say so by closing the connection
+                log.warn("client {}: oneway request code {} dropped: {}", clientAddress, frame.code(), reason);
+                context.metrics().connectionClosed(policy.role(), "oneway_without_upstream");
+                closeAfterBurst = true;
+                return;
+            }
+            ByteBuf answer = policy.answerWithoutUpstream(this, frame, reason);
+            if (answer == null) {
+                answer = Frames.errorResponse(client.alloc(), frame, RemotingSysResponseCode.SYSTEM_ERROR, reason);
+                // the client reconnects for its next request, which dials the upstream afresh
+                closeAfterBurst = true;
+            }
+            client.write(answer, client.voidPromise());
+            clientNeedsFlush = true;
+        } finally {
+            frame.release();
+        }
+    }
+
+    private void clientReadComplete() {
+        flushUpstream();
+        flushClient();
+        if (closeAfterBurst) {
+            client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+
+    private void flushUpstream() {
+        if (upstreamNeedsFlush && state instanceof UpstreamState.Connected c) {
+            upstreamNeedsFlush = false;
+            c.channel().flush();
+        }
+    }
+
+    private void flushClient() {
+        if (clientNeedsFlush) {
+            clientNeedsFlush = false;
+            client.flush();
+        }
+    }
+
+    // ---- upstream -> client ----
+
+    private void fromUpstream(RemotingFrame frame) {
+        ByteBuf out;
+        if (frame.isResponse()) {
+            PendingRequests.Pending p = pending.remove(frame.opaque());
+            if (p == null) {
+                // answered already (timed out) or never asked: nobody waits for it
+                log.debug("client {}: dropping late or unknown response opaque {}", clientAddress, frame.opaque());
+                frame.release();
+                return;
+            }
+            out = policy.onResponse(this, p.code(), p.context(), frame);
+        } else {
+            out = policy.onUpstreamRequest(frame);
+        }
+        if (out != null) {
+            client.write(out, client.voidPromise());
+            clientNeedsFlush = true;
+        }
+    }
+
+    private void upstreamLost(Channel upstream) {
+        if (!(state instanceof UpstreamState.Connected c) || c.channel() != upstream) {
+            return;
+        }
+        String reason = "connection to " + policy.describe(c.target()) + " closed";
+        state = new UpstreamState.Unavailable(reason);
+        List<PendingRequests.Pending> orphans = pending.drain();
+        if (!orphans.isEmpty()) {
+            context.metrics().upstreamFailure(UpstreamFailure.CONNECTION_LOST);
+            for (PendingRequests.Pending p : orphans) {
+                client.write(Frames.errorResponse(client.alloc(), p.opaque(), p.encoding(),
+                    RemotingSysResponseCode.SYSTEM_ERROR, reason + " before answering request code " + p.code()),
+                    client.voidPromise());
+            }
+        }
+        client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+        context.metrics().connectionClosed(policy.role(), "upstream_closed");
+    }
+
+    private void expireTimedOut() {
+        if (pending.size() == 0) {
+            return;
+        }
+        List<PendingRequests.Pending> expired = pending.expire(System.nanoTime());
+        if (expired.isEmpty()) {
+            return;
+        }
+        String target = state instanceof UpstreamState.Connected c ? c.target() : "upstream";
+        for (PendingRequests.Pending p : expired) {
+            context.metrics().upstreamFailure(UpstreamFailure.TIMEOUT);
+            long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - p.startNanos());
+            client.write(Frames.errorResponse(client.alloc(), p.opaque(), p.encoding(), RemotingSysResponseCode.SYSTEM_BUSY,
+                policy.describe(target) + " did not answer request code " + p.code() + " within " + waitedMillis + " ms"),
+                client.voidPromise());
+        }
+        client.flush();
+    }
+
+    private void closed() {
+        state = new UpstreamState.Closed();
+        if (timeoutScan != null) {
+            timeoutScan.cancel(false);
+        }
+        pending.drain();
+        for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
+            frame.release();
+        }
+        context.unregister(this);
+    }
+
+    private void failed(Channel channel, String side, Throwable cause) {
+        if (cause instanceof MalformedFrameException m) {
+            log.warn("closing {} connection {}: {}", side, Addresses.of(channel.remoteAddress()), m.getMessage());
+            context.metrics().decodeError(m.reason().label());
+            context.metrics().connectionClosed(policy.role(), "malformed_frame");
+        } else if (cause instanceof IOException) {
+            log.debug("{} connection {}: {}", side, Addresses.of(channel.remoteAddress()), cause.toString());
+        } else {
+            log.warn("closing {} connection {}", side, Addresses.of(channel.remoteAddress()), cause);
+            context.metrics().connectionClosed(policy.role(), "internal_error");
+        }
+        channel.close();
+    }
+
+    /** The client side of a session: created per accepted connection. */
+    private static final class ClientSide extends ChannelInboundHandlerAdapter {
+
+        private final RelayContext context;
+        private final RelayPolicy policy;
+        private RelaySession session;
+
+        ClientSide(RelayContext context, RelayPolicy policy) {
+            this.context = context;
+            this.policy = policy;
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            session = new RelaySession(context, policy, ctx.channel());
+            session.start();
+            ctx.fireChannelActive();
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (session == null || !(msg instanceof RemotingFrame frame)) {
+                ReferenceCountUtil.release(msg);
+                return;
+            }
+            session.fromClient(frame);
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            if (session != null) {
+                session.clientReadComplete();
+            }
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            if (session != null && session.state instanceof UpstreamState.Connected c) {
+                c.channel().config().setAutoRead(ctx.channel().isWritable());
+            }
+            ctx.fireChannelWritabilityChanged();
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            if (session != null) {
+                UpstreamState before = session.state;
+                session.closed();
+                if (before instanceof UpstreamState.Connected c) {
+                    c.channel().close();
+                }
+            }
+            ctx.fireChannelInactive();
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (session != null) {
+                session.failed(ctx.channel(), "client", cause);
+            } else {
+                ctx.close();
+            }
+        }
+    }
+
+    /** The upstream side of a session. */
+    private final class UpstreamSide extends ChannelInboundHandlerAdapter {
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof RemotingFrame frame) {
+                fromUpstream(frame);
+            } else {
+                ReferenceCountUtil.release(msg);
+            }
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            flushClient();
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            if (!(state instanceof UpstreamState.Closed)) {
+                client.config().setAutoRead(ctx.channel().isWritable());
+            }
+            ctx.fireChannelWritabilityChanged();
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            upstreamLost(ctx.channel());
+            ctx.fireChannelInactive();
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            failed(ctx.channel(), "upstream", cause);
+        }
+    }
+}
