@@ -5,19 +5,21 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.codec.TooLongFrameException;
+import java.nio.ByteOrder;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
  * Splits a byte stream into {@link RemotingFrame}s. Each frame is a retained slice of the
  * cumulation buffer (no copy) whose envelope has been read; anything that cannot be a remoting
  * frame raises a {@link MalformedFrameException} naming the reason, and the pipeline closes the
- * connection.
+ * connection. After that every further byte is discarded: framing is lost.
  */
 public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
 
     public static final int DEFAULT_MAX_FRAME_LENGTH = 16 * 1024 * 1024;
 
     private final int maxFrameLength;
+    private boolean corrupted;
 
     public FrameDecoder(int maxFrameLength) {
         // length field at 0, 4 bytes, counts what follows it; the frame keeps its prefix so an
@@ -26,30 +28,60 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
         this.maxFrameLength = maxFrameLength;
     }
 
+    /**
+     * The length field as the signed int it is on the wire. Netty reads a 4-byte length unsigned, so a
+     * negative length would otherwise pass as a 2-4 GiB frame and be refused as too long; read signed,
+     * it is refused as a bad length.
+     */
+    @Override
+    protected long getUnadjustedFrameLength(ByteBuf buf, int offset, int length, ByteOrder order) {
+        return length == 4 ? (order == ByteOrder.LITTLE_ENDIAN ? buf.getIntLE(offset) : buf.getInt(offset))
+            : super.getUnadjustedFrameLength(buf, offset, length, order);
+    }
+
     @Override
     protected Object decode(ChannelHandlerContext ctx, ByteBuf in) throws Exception {
-        ByteBuf frame;
+        if (corrupted) {
+            in.skipBytes(in.readableBytes());
+            return null;
+        }
         try {
-            frame = (ByteBuf) super.decode(ctx, in);
+            ByteBuf frame = extractFrame(ctx, in);
+            return frame == null ? null : parse(frame);
+        } catch (MalformedFrameException e) {
+            // framing is lost: whatever follows (more reads before the close completes, the bytes
+            // decoded again when the channel goes inactive) must not be read as frames
+            corrupted = true;
+            in.skipBytes(in.readableBytes());
+            throw e;
+        }
+    }
+
+    private ByteBuf extractFrame(ChannelHandlerContext ctx, ByteBuf in) throws Exception {
+        try {
+            return (ByteBuf) super.decode(ctx, in);
         } catch (TooLongFrameException e) {
             throw new MalformedFrameException(MalformedReason.FRAME_TOO_LONG,
                 "frame exceeds the limit of " + maxFrameLength + " bytes", e);
         } catch (CorruptedFrameException e) {
             throw new MalformedFrameException(MalformedReason.BAD_LENGTH, e.getMessage(), e);
         }
-        if (frame == null) {
-            return null;
-        }
+    }
+
+    /**
+     * Reads the envelope of a whole frame (length prefix included); takes ownership of {@code frame}:
+     * it is released when it is not a valid frame.
+     */
+    public static RemotingFrame parse(ByteBuf frame) {
         try {
-            return parse(frame);
+            return parseEnvelope(frame);
         } catch (RuntimeException e) {
             frame.release();
             throw e;
         }
     }
 
-    /** Reads the envelope of a whole frame (length prefix included); takes ownership of {@code frame}. */
-    public static RemotingFrame parse(ByteBuf frame) {
+    private static RemotingFrame parseEnvelope(ByteBuf frame) {
         int base = frame.readerIndex();
         int total = frame.readableBytes() - 4;
         if (total < 4) {

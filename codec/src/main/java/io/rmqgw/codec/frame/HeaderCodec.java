@@ -217,6 +217,9 @@ public final class HeaderCodec {
             expectEnd(p);
         } catch (IOException e) {
             throw new MalformedFrameException(MalformedReason.INVALID_JSON, describe(e), e);
+        } catch (IllegalStateException e) {
+            // Jackson's symbol table refuses field names flooding one hash bucket
+            throw new MalformedFrameException(MalformedReason.INVALID_JSON, e.getMessage(), e);
         }
         if (!sawCode) {
             throw new MalformedFrameException(MalformedReason.MISSING_FIELD, "JSON header has no \"code\"");
@@ -247,7 +250,7 @@ public final class HeaderCodec {
                     case "opaque" -> opaque = intValue(p, value, name);
                     case "flag" -> flag = intValue(p, value, name);
                     case "language" -> language = jsonLanguage(p, value);
-                    case "remark" -> remark = value == JsonToken.VALUE_NULL ? null : p.getValueAsString();
+                    case "remark" -> remark = jsonRemark(p, value);
                     case "extFields" -> ext = jsonExtFields(p, value);
                     default -> p.skipChildren();
                 }
@@ -255,11 +258,25 @@ public final class HeaderCodec {
             expectEnd(p);
         } catch (IOException e) {
             throw new MalformedFrameException(MalformedReason.INVALID_JSON, describe(e), e);
+        } catch (IllegalStateException e) {
+            // Jackson's symbol table refuses field names flooding one hash bucket
+            throw new MalformedFrameException(MalformedReason.INVALID_JSON, e.getMessage(), e);
         }
         if (!sawCode) {
             throw new MalformedFrameException(MalformedReason.MISSING_FIELD, "JSON header has no \"code\"");
         }
         return new RemotingHeader(code, language, version, opaque, flag, remark, ext);
+    }
+
+    private static String jsonRemark(JsonParser p, JsonToken value) throws IOException {
+        if (value == JsonToken.VALUE_NULL) {
+            return null;
+        }
+        if (value == JsonToken.START_OBJECT || value == JsonToken.START_ARRAY) {
+            // getValueAsString would leave the parser inside the value and misread what follows
+            throw new MalformedFrameException(MalformedReason.INVALID_JSON, "\"remark\" is not a scalar");
+        }
+        return p.getText();
     }
 
     private static Map<String, String> jsonExtFields(JsonParser p, JsonToken value) throws IOException {

@@ -25,6 +25,7 @@ import org.apache.rocketmq.remoting.protocol.ResponseCode;
 final class BrokerRelayPolicy implements RelayPolicy {
 
     private static final String MSG_ID = "msgId";
+    private static final String OFFSET_MSG_ID = "offsetMsgId";
 
     private final String brokerAddress;
     private final List<String> targets;
@@ -69,7 +70,7 @@ final class BrokerRelayPolicy implements RelayPolicy {
         switch (requestCode) {
             case RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE,
                  RequestCode.SEND_REPLY_MESSAGE, RequestCode.SEND_REPLY_MESSAGE_V2 -> {
-                return rewriteMessageId(session, response);
+                return rewriteIdField(session, response, MSG_ID);
             }
             case RequestCode.PULL_MESSAGE, RequestCode.LITE_PULL_MESSAGE, RequestCode.POP_MESSAGE,
                  RequestCode.QUERY_MESSAGE, RequestCode.VIEW_MESSAGE_BY_ID -> {
@@ -86,31 +87,47 @@ final class BrokerRelayPolicy implements RelayPolicy {
     }
 
     @Override
-    public ByteBuf onUpstreamRequest(RemotingFrame request) {
-        if (request.code() == RequestCode.CHECK_TRANSACTION_STATE && request.bodyLength() > 0) {
-            StoredRecords.rewriteStoreHosts(request.bodySlice(), storeHosts);
+    public ByteBuf onUpstreamRequest(RelaySession session, RemotingFrame request) {
+        switch (request.code()) {
+            case RequestCode.CHECK_TRANSACTION_STATE -> {
+                if (request.bodyLength() > 0) {
+                    StoredRecords.rewriteStoreHosts(request.bodySlice(), storeHosts);
+                }
+                return rewriteIdField(session, request, OFFSET_MSG_ID);
+            }
+            case RequestCode.CONSUME_MESSAGE_DIRECTLY -> {
+                if (request.bodyLength() > 0) {
+                    StoredRecords.rewriteStoreHosts(request.bodySlice(), storeHosts);
+                }
+                return request.content();
+            }
+            default -> {
+                return request.content();
+            }
         }
-        return request.content();
     }
 
-    /** A send answer carries the offsetMsgId(s) in {@code msgId}: point them at the gateway. */
-    private ByteBuf rewriteMessageId(RelaySession session, RemotingFrame response) {
-        RemotingHeader header = HeaderCodec.decodeHeader(response);
+    /**
+     * Send answers carry offsetMsgId(s) in {@code msgId}, check-back requests in {@code offsetMsgId}:
+     * point them at the gateway. Takes ownership of {@code frame}.
+     */
+    private ByteBuf rewriteIdField(RelaySession session, RemotingFrame frame, String field) {
+        RemotingHeader header = HeaderCodec.decodeHeader(frame);
         Map<String, String> ext = header.extFields();
-        String ids = ext == null ? null : ext.get(MSG_ID);
+        String ids = ext == null ? null : ext.get(field);
         if (ids == null) {
-            return response.content();
+            return frame.content();
         }
         String rewritten = MessageIds.rewriteList(ids, storeHosts);
         if (rewritten.equals(ids)) {
-            return response.content();
+            return frame.content();
         }
         Map<String, String> fields = new LinkedHashMap<>(ext);
-        fields.put(MSG_ID, rewritten);
+        fields.put(field, rewritten);
         try {
-            return Frames.withHeader(session.client().alloc(), response, header.withExtFields(fields), response.encoding());
+            return Frames.withHeader(session.client().alloc(), frame, header.withExtFields(fields), frame.encoding());
         } finally {
-            response.release();
+            frame.release();
         }
     }
 

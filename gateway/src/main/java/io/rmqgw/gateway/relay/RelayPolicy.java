@@ -45,7 +45,7 @@ public interface RelayPolicy {
     ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response);
 
     /** Treats a request the upstream sends to the client (check-back, notifications); takes ownership. */
-    default ByteBuf onUpstreamRequest(RemotingFrame request) {
+    default ByteBuf onUpstreamRequest(RelaySession session, RemotingFrame request) {
         return request.content();
     }
 

@@ -258,7 +258,7 @@ public final class RelaySession {
             }
             out = policy.onResponse(this, p.code(), p.context(), frame);
         } else {
-            out = policy.onUpstreamRequest(frame);
+            out = policy.onUpstreamRequest(this, frame);
         }
         if (out != null) {
             client.write(out, client.voidPromise());

@@ -1,0 +1,146 @@
+package io.rmqgw.codec.message;
+
+import io.netty.buffer.ByteBuf;
+
+/**
+ * Walks concatenated stored message records, the layout brokers keep in the commit log and send
+ * as is in PULL_MESSAGE / LITE_PULL_MESSAGE / POP_MESSAGE, QUERY_MESSAGE and VIEW_MESSAGE_BY_ID
+ * response bodies, and in CHECK_TRANSACTION_STATE and CONSUME_MESSAGE_DIRECTLY request bodies:
+ *
+ * <pre>
+ *  0 TOTALSIZE int        4 MAGICCODE int       8 BODYCRC int       12 QUEUEID int
+ * 16 FLAG int            20 QUEUEOFFSET long   28 PHYSICALOFFSET long
+ * 36 SYSFLAG int         40 BORNTIMESTAMP long 48 BORNHOST ip(4|16) port(4)
+ *    STORETIMESTAMP long    STOREHOST ip(4|16) port(4)
+ *    RECONSUMETIMES int     PREPAREDTRANSACTIONOFFSET long
+ *    BODYLENGTH int + body  TOPICLENGTH (1 byte, 2 with magic code v2) + topic
+ *    PROPERTIESLENGTH short + properties
+ * </pre>
+ *
+ * SYSFLAG bit 4 (BORNHOST_V6_FLAG) and bit 5 (STOREHOSTADDRESS_V6_FLAG) select 16-byte addresses.
+ * Clients derive each message's offsetMsgId from STOREHOST and PHYSICALOFFSET, which is why the
+ * gateway rewrites STOREHOST. Neither address is covered by the body CRC.
+ *
+ * <p>Nothing here allocates, throws on malformed input or reads outside the buffer: a walk stops at
+ * the first record that is not a well-formed stored record (too short, past the buffer, unknown
+ * magic code, or field lengths that do not add up to TOTALSIZE), as the client's own decoder stops
+ * there too.
+ */
+public final class StoredRecords {
+
+    /** MAGICCODE of records with a 1-byte topic length (every RocketMQ version). */
+    public static final int MAGIC_CODE_V1 = -626843481;
+    /** MAGICCODE of records with a 2-byte topic length (RocketMQ 5.x, topics longer than 127 bytes). */
+    public static final int MAGIC_CODE_V2 = -626843477;
+
+    static final int BORNHOST_V6_FLAG = 1 << 4;
+    static final int STOREHOST_V6_FLAG = 1 << 5;
+
+    static final int MAGIC_CODE_OFFSET = 4;
+    static final int SYSFLAG_OFFSET = 36;
+    static final int BORNHOST_OFFSET = 48;
+    /** Fixed fields, IPv4 hosts, empty body, topic and properties, v1 topic length. */
+    static final int MIN_RECORD_LENGTH = 91;
+
+    private StoredRecords() {
+    }
+
+    /**
+     * Replaces, in place, every IPv4 STOREHOST of the records in {@code body} (from its reader index
+     * to its writer index) that {@code mapper} knows. IPv6 store hosts are left alone. Indexes are not
+     * moved and nothing is copied: writes go to the buffer (and whatever it is a slice of). A
+     * read-only buffer is left unchanged.
+     *
+     * @return how many store hosts the mapper knew and were written
+     */
+    public static int rewriteStoreHosts(ByteBuf body, StoreHostMapper mapper) {
+        if (body == null || body.isReadOnly()) {
+            return 0;
+        }
+        int rewritten = 0;
+        int pos = body.readerIndex();
+        int end = body.writerIndex();
+        while (end - pos >= MIN_RECORD_LENGTH) {
+            int storeHost = storeHostOffset(body, pos, end - pos);
+            if (storeHost < 0) {
+                break;
+            }
+            if (storeHost > 0) {
+                int ipAt = pos + storeHost;
+                int ip = body.getInt(ipAt);
+                int port = body.getInt(ipAt + 4);
+                long mapped = mapper.map(ip, port);
+                if (mapped != StoreHostMapper.UNKNOWN) {
+                    body.setInt(ipAt, StoreHostMapper.ip(mapped));
+                    body.setInt(ipAt + 4, StoreHostMapper.port(mapped));
+                    rewritten++;
+                }
+            }
+            pos += body.getInt(pos);
+        }
+        return rewritten;
+    }
+
+    /**
+     * How many well-formed records {@code body} holds from its reader index, up to the first one that
+     * is not.
+     */
+    public static int count(ByteBuf body) {
+        if (body == null) {
+            return 0;
+        }
+        int records = 0;
+        int pos = body.readerIndex();
+        int end = body.writerIndex();
+        while (end - pos >= MIN_RECORD_LENGTH && storeHostOffset(body, pos, end - pos) >= 0) {
+            records++;
+            pos += body.getInt(pos);
+        }
+        return records;
+    }
+
+    /**
+     * Checks the record at {@code pos} ({@code available} bytes left, at least
+     * {@link #MIN_RECORD_LENGTH}) and returns the offset of its IPv4 STOREHOST in it, 0 when its store
+     * host is IPv6, or -1 when it is not a well-formed record.
+     */
+    private static int storeHostOffset(ByteBuf buf, int pos, int available) {
+        int total = buf.getInt(pos);
+        if (total < MIN_RECORD_LENGTH || total > available) {
+            return -1;
+        }
+        int magic = buf.getInt(pos + MAGIC_CODE_OFFSET);
+        int topicLengthSize;
+        if (magic == MAGIC_CODE_V1) {
+            topicLengthSize = 1;
+        } else if (magic == MAGIC_CODE_V2) {
+            topicLengthSize = 2;
+        } else {
+            return -1;
+        }
+        int sysFlag = buf.getInt(pos + SYSFLAG_OFFSET);
+        boolean storeHostV6 = (sysFlag & STOREHOST_V6_FLAG) != 0;
+        int storeTimestamp = BORNHOST_OFFSET + ((sysFlag & BORNHOST_V6_FLAG) == 0 ? 8 : 20);
+        int storeHost = storeTimestamp + 8;
+        int bodyLengthAt = storeHost + (storeHostV6 ? 20 : 8) + 4 + 8;
+        // BODYLENGTH, TOPICLENGTH and PROPERTIESLENGTH must fit before anything is read from them
+        if (total < bodyLengthAt + 4 + topicLengthSize + 2) {
+            return -1;
+        }
+        int bodyLength = buf.getInt(pos + bodyLengthAt);
+        int topicLengthAt = bodyLengthAt + 4 + bodyLength;
+        if (bodyLength < 0 || bodyLength > total - (bodyLengthAt + 4 + topicLengthSize + 2)) {
+            return -1;
+        }
+        int topicLength = topicLengthSize == 1 ? buf.getByte(pos + topicLengthAt) : buf.getShort(pos + topicLengthAt);
+        int propertiesLengthAt = topicLengthAt + topicLengthSize + topicLength;
+        if (topicLength < 0 || topicLength > total - (topicLengthAt + topicLengthSize + 2)) {
+            return -1;
+        }
+        int propertiesLength = buf.getShort(pos + propertiesLengthAt);
+        if (propertiesLength < 0 || propertiesLengthAt + 2 + propertiesLength != total) {
+            return -1;
+        }
+        return storeHostV6 ? 0 : storeHost;
+    }
+}
