@@ -1,11 +1,13 @@
 package io.rmqgw.gateway.config;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
  * The whole gateway configuration, bound from YAML ({@link ConfigLoader}). Every record validates
  * itself in its constructor and fills its defaults, so a config object that exists is usable.
+ * A {@link ConfigException} names the refused key by its YAML path.
  *
  * @param listen         where the name-server role listens (clients' {@code namesrvAddr})
  * @param advertiseHost  the host written into rewritten routes and message ids
@@ -21,22 +23,32 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
                             EmbeddedConfig embedded) {
 
     public static final int DEFAULT_MAX_FRAME_LENGTH = 16 * 1024 * 1024;
+    public static final HostPort DEFAULT_LISTEN = new HostPort("127.0.0.1", 9876);
+    public static final PortRange DEFAULT_BROKER_PORTS = new PortRange(20900, 20999);
+    public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(10);
 
     public GatewayConfig {
-        listen = Objects.requireNonNullElse(listen, new HostPort("127.0.0.1", 9876));
-        advertiseHost = advertiseHost == null || advertiseHost.isBlank() ? listen.host() : advertiseHost;
-        if ("0.0.0.0".equals(advertiseHost) || "::".equals(advertiseHost)) {
+        listen = Objects.requireNonNullElse(listen, DEFAULT_LISTEN);
+        advertiseHost = advertiseHost == null || advertiseHost.isBlank() ? listen.host() : advertiseHost.trim();
+        if ("0.0.0.0".equals(advertiseHost) || "::".equals(advertiseHost) || "[::]".equals(advertiseHost)) {
             throw new ConfigException("advertise-host", "must be an address clients can reach, not the wildcard "
                 + advertiseHost + "; set it when listening on all interfaces");
         }
-        brokerPorts = Objects.requireNonNullElse(brokerPorts, new PortRange(20900, 20999));
+        if (advertiseHost.chars().anyMatch(Character::isWhitespace)) {
+            throw new ConfigException("advertise-host", "must be a host name or address, was '" + advertiseHost + "'");
+        }
+        if (advertiseHost.indexOf(':') >= 0 && advertiseHost.indexOf(':') == advertiseHost.lastIndexOf(':')) {
+            throw new ConfigException("advertise-host", "must be a host without a port (the gateway advertises its"
+                + " own ports), was '" + advertiseHost + "'");
+        }
+        brokerPorts = Objects.requireNonNullElse(brokerPorts, DEFAULT_BROKER_PORTS);
         upstream = Objects.requireNonNullElse(upstream, new UpstreamConfig(null, null, null, null));
         routes = Objects.requireNonNullElse(routes, new RouteCacheConfig(null));
         maxFrameLength = Objects.requireNonNullElse(maxFrameLength, DEFAULT_MAX_FRAME_LENGTH);
         if (maxFrameLength < 1024 || maxFrameLength > 1 << 30) {
             throw new ConfigException("max-frame-length", "must be between 1024 and 1073741824 bytes, was " + maxFrameLength);
         }
-        drainTimeout = Objects.requireNonNullElse(drainTimeout, Duration.ofSeconds(10));
+        drainTimeout = Objects.requireNonNullElse(drainTimeout, DEFAULT_DRAIN_TIMEOUT);
         if (drainTimeout.isNegative()) {
             throw new ConfigException("drain-timeout", "must not be negative");
         }
@@ -47,10 +59,34 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
         if (brokerPorts.contains(listen.port())) {
             throw new ConfigException("broker-ports", "range " + brokerPorts + " contains the listen port " + listen.port());
         }
+        if (embedded.enabled()) {
+            checkEmbeddedPorts(listen, brokerPorts, embedded);
+        }
+    }
+
+    private static void checkEmbeddedPorts(HostPort listen, PortRange brokerPorts, EmbeddedConfig embedded) {
+        int namesrvPort = embedded.namesrvPort();
+        if (namesrvPort == listen.port()) {
+            throw new ConfigException("embedded.namesrv-port", "is the listen port " + namesrvPort
+                + "; the embedded name server needs a port of its own");
+        }
+        if (brokerPorts.contains(namesrvPort)) {
+            throw new ConfigException("embedded.namesrv-port", namesrvPort + " is inside broker-ports " + brokerPorts);
+        }
+        for (int port : embedded.brokerPortsUsed()) {
+            if (port == listen.port()) {
+                throw new ConfigException("embedded.broker-port", "the embedded broker's ports "
+                    + embedded.brokerPortsUsed() + " (VIP, main) include the listen port " + port);
+            }
+            if (brokerPorts.contains(port)) {
+                throw new ConfigException("embedded.broker-port", "the embedded broker's ports "
+                    + embedded.brokerPortsUsed() + " (VIP, main) overlap broker-ports " + brokerPorts);
+            }
+        }
     }
 
     /** A copy with the name servers replaced (the embedded cluster supplies its own). */
-    public GatewayConfig withNamesrv(java.util.List<HostPort> namesrv) {
+    public GatewayConfig withNamesrv(List<HostPort> namesrv) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts,
             new UpstreamConfig(namesrv, upstream.connectTimeout(), upstream.requestTimeout(), upstream.longPollTimeout()),
             routes, maxFrameLength, drainTimeout, embedded);

@@ -12,6 +12,29 @@ public record PortRange(int from, int to) {
         }
     }
 
+    /** Parses {@code FROM-TO}, e.g. {@code 20900-20999}; {@code path} names the setting in the error. */
+    public static PortRange parse(String path, String text) {
+        String s = text == null ? "" : text.trim();
+        int dash = s.indexOf('-');
+        if (dash <= 0 || dash == s.length() - 1) {
+            throw new ConfigException(path, "must be FROM-TO, e.g. 20900-20999, was '" + text + "'");
+        }
+        String a = s.substring(0, dash).trim();
+        String b = s.substring(dash + 1).trim();
+        if (!isPortNumber(a) || !isPortNumber(b)) {
+            throw new ConfigException(path, "must be FROM-TO with port numbers, e.g. 20900-20999, was '" + text + "'");
+        }
+        try {
+            return new PortRange(Integer.parseInt(a), Integer.parseInt(b));
+        } catch (ConfigException e) {
+            throw new ConfigException(path, e.reason());
+        }
+    }
+
+    private static boolean isPortNumber(String s) {
+        return !s.isEmpty() && s.length() <= 5 && s.chars().allMatch(Character::isDigit);
+    }
+
     public boolean contains(int port) {
         return port >= from && port <= to;
     }

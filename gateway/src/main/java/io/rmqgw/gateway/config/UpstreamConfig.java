@@ -13,17 +13,21 @@ import java.util.Objects;
 public record UpstreamConfig(List<HostPort> namesrv, Duration connectTimeout, Duration requestTimeout,
                              Duration longPollTimeout) {
 
+    public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(3);
+    public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(30);
+    public static final Duration DEFAULT_LONG_POLL_TIMEOUT = Duration.ofSeconds(60);
+
     public UpstreamConfig {
         namesrv = namesrv == null ? List.of() : List.copyOf(namesrv);
-        connectTimeout = positive("upstream.connect-timeout", connectTimeout, Duration.ofSeconds(3));
-        requestTimeout = positive("upstream.request-timeout", requestTimeout, Duration.ofSeconds(30));
-        longPollTimeout = positive("upstream.long-poll-timeout", longPollTimeout, Duration.ofSeconds(60));
+        connectTimeout = positive("upstream.connect-timeout", connectTimeout, DEFAULT_CONNECT_TIMEOUT);
+        requestTimeout = positive("upstream.request-timeout", requestTimeout, DEFAULT_REQUEST_TIMEOUT);
+        longPollTimeout = positive("upstream.long-poll-timeout", longPollTimeout, DEFAULT_LONG_POLL_TIMEOUT);
     }
 
     static Duration positive(String path, Duration value, Duration fallback) {
         Duration d = Objects.requireNonNullElse(value, fallback);
         if (d.isZero() || d.isNegative()) {
-            throw new ConfigException(path, "must be positive, was " + d);
+            throw new ConfigException(path, "must be positive, was " + ConfigLoader.formatDuration(d));
         }
         return d;
     }
