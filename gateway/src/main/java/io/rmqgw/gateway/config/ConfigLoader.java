@@ -274,6 +274,11 @@ public final class ConfigLoader {
         embedded.put("store-dir", config.embedded().storeDir());
         embedded.put("namesrv-port", config.embedded().namesrvPort());
         embedded.put("broker-port", config.embedded().brokerPort());
+        ObjectNode admin = root.putObject("admin");
+        admin.put("enabled", config.admin().enabled());
+        admin.put("listen", config.admin().listen().toString());
+        admin.put("topic-labels", config.admin().topicLabels());
+        admin.put("topic-label-limit", config.admin().topicLabelLimit());
         try {
             return MAPPER.writeValueAsString(root);
         } catch (IOException e) {

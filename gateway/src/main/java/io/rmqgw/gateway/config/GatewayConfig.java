@@ -17,10 +17,11 @@ import java.util.Objects;
  * @param maxFrameLength largest accepted frame, in bytes
  * @param drainTimeout   how long a stop lets in-flight requests finish
  * @param embedded       an in-process name server and broker behind the gateway
+ * @param admin          the admin HTTP port (metrics, health); on by default when read from YAML
  */
 public record GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
                             RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
-                            EmbeddedConfig embedded) {
+                            EmbeddedConfig embedded, AdminConfig admin) {
 
     public static final int DEFAULT_MAX_FRAME_LENGTH = 16 * 1024 * 1024;
     public static final HostPort DEFAULT_LISTEN = new HostPort("127.0.0.1", 9876);
@@ -62,6 +63,36 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
         if (embedded.enabled()) {
             checkEmbeddedPorts(listen, brokerPorts, embedded);
         }
+        admin = Objects.requireNonNullElse(admin, AdminConfig.DEFAULT);
+        if (admin.enabled()) {
+            checkAdminPort(listen, brokerPorts, embedded, admin);
+        }
+    }
+
+    /**
+     * A configuration without the admin port, for code that builds one by hand (tests start many
+     * gateways side by side; a fixed admin port would collide). YAML-read configurations get
+     * {@link AdminConfig#DEFAULT} instead.
+     */
+    public GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
+                         RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
+                         EmbeddedConfig embedded) {
+        this(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout, embedded,
+            AdminConfig.DISABLED);
+    }
+
+    private static void checkAdminPort(HostPort listen, PortRange brokerPorts, EmbeddedConfig embedded, AdminConfig admin) {
+        int port = admin.listen().port();
+        if (port == listen.port()) {
+            throw new ConfigException("admin.listen", "port " + port + " is the listen port; the admin port needs its own");
+        }
+        if (brokerPorts.contains(port)) {
+            throw new ConfigException("admin.listen", "port " + port + " is inside broker-ports " + brokerPorts);
+        }
+        if (embedded.enabled() && (port == embedded.namesrvPort() || embedded.brokerPortsUsed().contains(port))) {
+            throw new ConfigException("admin.listen", "port " + port + " is used by the embedded name server ("
+                + embedded.namesrvPort() + ") or broker " + embedded.brokerPortsUsed());
+        }
     }
 
     private static void checkEmbeddedPorts(HostPort listen, PortRange brokerPorts, EmbeddedConfig embedded) {
@@ -89,6 +120,6 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
     public GatewayConfig withNamesrv(List<HostPort> namesrv) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts,
             new UpstreamConfig(namesrv, upstream.connectTimeout(), upstream.requestTimeout(), upstream.longPollTimeout()),
-            routes, maxFrameLength, drainTimeout, embedded);
+            routes, maxFrameLength, drainTimeout, embedded, admin);
     }
 }

@@ -1,0 +1,241 @@
+package io.rmqgw.gateway.admin;
+
+import io.micrometer.core.instrument.Gauge;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.handler.timeout.ReadTimeoutException;
+import io.netty.handler.timeout.ReadTimeoutHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.rmqgw.gateway.config.HostPort;
+import io.rmqgw.metrics.GatewayMetrics;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The admin HTTP port. {@code GET /metrics} answers every meter in Prometheus text format 0.0.4;
+ * {@code GET /health/live} answers 200 while the process runs; {@code GET /health/ready} answers 200
+ * when {@link Readiness} says so and 503 with the reason otherwise. {@code HEAD} works on each; other
+ * methods get 405, other paths 404. It runs on a single event-loop thread of its own, so a scrape
+ * never delays relayed traffic, and it exports {@code rmqgw_ready} (1 or 0) while open.
+ */
+public final class AdminServer implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(AdminServer.class);
+
+    public static final String METRICS_PATH = "/metrics";
+    public static final String LIVE_PATH = "/health/live";
+    public static final String READY_PATH = "/health/ready";
+
+    private static final String TEXT = "text/plain; charset=utf-8";
+    private static final String ALLOW = "GET, HEAD";
+    private static final int MAX_REQUEST_BYTES = 64 * 1024;
+    private static final int IDLE_SECONDS = 60;
+
+    private final EventLoopGroup group;
+    private final Channel channel;
+    private final GatewayMetrics metrics;
+    private final Gauge readyGauge;
+    private volatile boolean closed;
+
+    private AdminServer(EventLoopGroup group, Channel channel, GatewayMetrics metrics, Gauge readyGauge) {
+        this.group = group;
+        this.channel = channel;
+        this.metrics = metrics;
+        this.readyGauge = readyGauge;
+    }
+
+    /** Binds {@code listen} (the {@code admin.listen} setting). */
+    public static AdminServer start(HostPort listen, GatewayMetrics metrics, Readiness readiness) {
+        return start(listen.host(), listen.port(), metrics, readiness);
+    }
+
+    /**
+     * Binds {@code host:port}; port 0 picks a free port ({@link #localAddress()} tells which).
+     *
+     * @throws UncheckedIOException when the address cannot be bound, naming it
+     */
+    public static AdminServer start(String host, int port, GatewayMetrics metrics, Readiness readiness) {
+        EventLoopGroup group = new NioEventLoopGroup(1, new DefaultThreadFactory("rmqgw-admin", true));
+        Channel channel;
+        try {
+            channel = new ServerBootstrap()
+                .group(group)
+                .channel(NioServerSocketChannel.class)
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline()
+                            .addLast("idle", new ReadTimeoutHandler(IDLE_SECONDS))
+                            .addLast("http", new HttpServerCodec())
+                            .addLast("keep-alive", new HttpServerKeepAliveHandler())
+                            .addLast("aggregate", new HttpObjectAggregator(MAX_REQUEST_BYTES))
+                            .addLast("admin", new Handler(metrics, readiness));
+                    }
+                })
+                .bind(host, port)
+                .syncUninterruptibly()
+                .channel();
+        } catch (Exception e) {
+            group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            String where = host + ":" + port;
+            if (e instanceof IOException io) {
+                throw new UncheckedIOException("cannot open the admin port on " + where + ": " + io.getMessage(), io);
+            }
+            throw new IllegalStateException("cannot open the admin port on " + where + ": " + e, e);
+        }
+        Gauge ready = Gauge.builder("rmqgw.ready", readiness, r -> r.isReady() ? 1 : 0)
+            .description("Whether /health/ready answers 200 (1) or 503 (0)")
+            .strongReference(true)
+            .register(metrics.registry());
+        AdminServer server = new AdminServer(group, channel, metrics, ready);
+        log.info("admin port on {}: {}, {}, {}", server.localAddress(), METRICS_PATH, LIVE_PATH, READY_PATH);
+        return server;
+    }
+
+    public InetSocketAddress localAddress() {
+        return (InetSocketAddress) channel.localAddress();
+    }
+
+    /** Closes the port and its connections; waits at most about a second. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        metrics.registry().remove(readyGauge);
+        channel.close().syncUninterruptibly();
+        group.shutdownGracefully(0, 200, TimeUnit.MILLISECONDS).awaitUninterruptibly(1, TimeUnit.SECONDS);
+    }
+
+    /** One per connection (not shared): requests on a connection are answered in order. */
+    private static final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
+
+        private final GatewayMetrics metrics;
+        private final Readiness readiness;
+
+        Handler(GatewayMetrics metrics, Readiness readiness) {
+            this.metrics = metrics;
+            this.readiness = readiness;
+        }
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+            if (!request.decoderResult().isSuccess()) {
+                respond(ctx, request, HttpResponseStatus.BAD_REQUEST, TEXT, "bad request\n", true);
+                return;
+            }
+            String path = new QueryStringDecoder(request.uri()).path();
+            boolean known = METRICS_PATH.equals(path) || LIVE_PATH.equals(path) || READY_PATH.equals(path);
+            if (!known) {
+                respond(ctx, request, HttpResponseStatus.NOT_FOUND, TEXT,
+                    "not found; the admin port serves " + METRICS_PATH + ", " + LIVE_PATH + " and " + READY_PATH + "\n",
+                    false);
+                return;
+            }
+            HttpMethod method = request.method();
+            if (!HttpMethod.GET.equals(method) && !HttpMethod.HEAD.equals(method)) {
+                respond(ctx, request, HttpResponseStatus.METHOD_NOT_ALLOWED, TEXT,
+                    method + " not allowed on " + path + "; use GET\n", false);
+                return;
+            }
+            switch (path) {
+                case METRICS_PATH -> metrics(ctx, request);
+                case LIVE_PATH -> respond(ctx, request, HttpResponseStatus.OK, TEXT, "live\n", false);
+                default -> {
+                    String reason = readiness.notReadyReason();
+                    if (reason == null) {
+                        respond(ctx, request, HttpResponseStatus.OK, TEXT, "ready\n", false);
+                    } else {
+                        respond(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, TEXT,
+                            "not ready: " + reason + "\n", false);
+                    }
+                }
+            }
+        }
+
+        private void metrics(ChannelHandlerContext ctx, FullHttpRequest request) {
+            if (!metrics.exportsPrometheus()) {
+                respond(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, TEXT,
+                    "metrics are kept in memory only (no Prometheus registry)\n", false);
+                return;
+            }
+            String body;
+            try {
+                body = metrics.scrape();
+            } catch (RuntimeException e) {
+                log.warn("metrics scrape failed", e);
+                respond(ctx, request, HttpResponseStatus.INTERNAL_SERVER_ERROR, TEXT, "scrape failed: " + e + "\n", false);
+                return;
+            }
+            respond(ctx, request, HttpResponseStatus.OK, GatewayMetrics.PROMETHEUS_CONTENT_TYPE, body, false);
+        }
+
+        private static void respond(ChannelHandlerContext ctx, FullHttpRequest request, HttpResponseStatus status,
+                                    String contentType, String body, boolean close) {
+            boolean head = HttpMethod.HEAD.equals(request.method());
+            int length = ByteBufUtil.utf8Bytes(body);
+            ByteBuf content;
+            if (head) {
+                content = Unpooled.EMPTY_BUFFER;
+            } else {
+                content = ctx.alloc().buffer(length);
+                content.writeCharSequence(body, StandardCharsets.UTF_8);
+            }
+            FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, content);
+            response.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, contentType)
+                .setInt(HttpHeaderNames.CONTENT_LENGTH, length)
+                .set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_STORE);
+            if (status == HttpResponseStatus.METHOD_NOT_ALLOWED) {
+                response.headers().set(HttpHeaderNames.ALLOW, ALLOW);
+            }
+            if (close) {
+                HttpUtil.setKeepAlive(response, false);
+                ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+            } else {
+                // HttpServerKeepAliveHandler closes after the answer when the request asked for it
+                ctx.writeAndFlush(response);
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (!(cause instanceof ReadTimeoutException) && !(cause instanceof IOException)) {
+                log.warn("admin connection {}", ctx.channel().remoteAddress(), cause);
+            }
+            ctx.close();
+        }
+    }
+}
