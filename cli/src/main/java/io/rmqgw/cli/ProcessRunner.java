@@ -1,6 +1,5 @@
 package io.rmqgw.cli;
 
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.rmqgw.cli.embedded.EmbeddedCluster;
 import io.rmqgw.gateway.Gateway;
 import io.rmqgw.gateway.config.ConfigLoader;
@@ -36,6 +35,8 @@ final class ProcessRunner implements GatewayRunner {
     private Duration drain = Duration.ZERO;
     private PrintWriter out;
 
+    private final GatewayMetrics metrics = GatewayMetrics.prometheus();
+
     @Override
     public Started start(GatewayConfig config, PrintWriter out) throws Exception {
         this.out = out;
@@ -67,7 +68,7 @@ final class ProcessRunner implements GatewayRunner {
             if (stopRequested) {
                 throw new StartException("stopped during start-up", null);
             }
-            Gateway g = Gateway.start(effective, new GatewayMetrics(new SimpleMeterRegistry()));
+            Gateway g = Gateway.start(effective, metrics);
             synchronized (lock) {
                 gateway = g;
             }
@@ -121,6 +122,9 @@ final class ProcessRunner implements GatewayRunner {
             } catch (RuntimeException e) {
                 println("rmqgw: stopping the gateway failed: " + Errors.oneLine(e));
             }
+        }
+        if (g != null) {
+            metrics.close();
         }
         if (c != null) {
             println("stopping the embedded RocketMQ broker and name server");

@@ -3,6 +3,8 @@ package io.rmqgw.gateway;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
+import io.rmqgw.gateway.admin.AdminServer;
+import io.rmqgw.gateway.admin.Readiness;
 import io.rmqgw.gateway.broker.BrokerListeners;
 import io.rmqgw.gateway.config.GatewayConfig;
 import io.rmqgw.gateway.config.HostPort;
@@ -38,20 +40,30 @@ public final class Gateway implements AutoCloseable {
     private final RelayContext context;
     private final BrokerListeners brokers;
     private final Channel listener;
+    private final Readiness readiness;
+    private final AdminServer admin;
     private volatile boolean closed;
 
-    private Gateway(GatewayConfig config, Transport transport, RelayContext context, BrokerListeners brokers, Channel listener) {
+    private Gateway(GatewayConfig config, Transport transport, RelayContext context, BrokerListeners brokers, Channel listener,
+                    Readiness readiness, AdminServer admin) {
         this.config = config;
         this.transport = transport;
         this.context = context;
         this.brokers = brokers;
         this.listener = listener;
+        this.readiness = readiness;
+        this.admin = admin;
     }
 
     /** Binds the listen port, asks the name servers for the cluster, and binds a listener per broker found. */
     public static Gateway start(GatewayConfig config, GatewayMetrics metrics) throws InterruptedException {
         Transport transport = new Transport(Math.max(2, Runtime.getRuntime().availableProcessors()));
+        AdminServer admin = null;
         try {
+            metrics.topicLabels(config.admin().topicLabels(), config.admin().topicLabelLimit());
+            Readiness readiness = new Readiness();
+            // first, so probes see "not ready" during startup rather than a refused connection
+            admin = config.admin().enabled() ? AdminServer.start(config.admin().listen(), metrics, readiness) : null;
             RelayContext context = new RelayContext(transport, metrics, config.maxFrameLength(),
                 (int) config.upstream().connectTimeout().toMillis());
             long requestTimeout = config.upstream().requestTimeout().toNanos();
@@ -68,17 +80,27 @@ public final class Gateway implements AutoCloseable {
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, RelayContext.WATER_MARK)
-                .childHandler(RelaySession.clientInitializer(context,
-                    () -> new NamesrvRelayPolicy(namesrv, brokers, routes, metrics, requestTimeout)))
+                .childHandler(RelaySession.clientInitializer(context, metrics.namesrvListener(),
+                    () -> new NamesrvRelayPolicy(namesrv, brokers, routes, metrics, readiness, requestTimeout)))
                 .bind(config.listen().host(), config.listen().port())
                 .sync()
                 .channel();
-            Gateway gateway = new Gateway(config, transport, context, brokers, listener);
+            Gateway gateway = new Gateway(config, transport, context, brokers, listener, readiness, admin);
             log.info("rmqgw listening on {} (name-server role), advertising {}", gateway.listenAddress(), config.advertiseHost());
-            ClusterDiscovery.discover(namesrvList, config.upstream().connectTimeout().plus(config.upstream().requestTimeout()),
-                brokers);
+            if (admin != null) {
+                log.info("admin port {}: /metrics, /health/live, /health/ready", admin.localAddress());
+            }
+            boolean answered = ClusterDiscovery.discover(namesrvList,
+                config.upstream().connectTimeout().plus(config.upstream().requestTimeout()), brokers, metrics);
+            readiness.listenersBound();
+            if (answered) {
+                readiness.namesrvAnswered();
+            }
             return gateway;
         } catch (InterruptedException | RuntimeException e) {
+            if (admin != null) {
+                admin.close();
+            }
             transport.close();
             throw e;
         }
@@ -99,6 +121,16 @@ public final class Gateway implements AutoCloseable {
         return context.upstreamLocalAddresses();
     }
 
+    /** The admin HTTP address, or null when the admin port is disabled. */
+    public InetSocketAddress adminAddress() {
+        return admin == null ? null : admin.localAddress();
+    }
+
+    /** Readiness as /health/ready reports it. */
+    public Readiness readiness() {
+        return readiness;
+    }
+
     /** The configuration this gateway runs with. */
     public GatewayConfig config() {
         return config;
@@ -110,6 +142,7 @@ public final class Gateway implements AutoCloseable {
             return;
         }
         closed = true;
+        readiness.draining();
         listener.close().syncUninterruptibly();
         brokers.close();
         long deadline = System.nanoTime() + drain.toNanos();
@@ -127,6 +160,9 @@ public final class Gateway implements AutoCloseable {
         }
         context.closeAll();
         transport.close(Duration.ofMillis(100));
+        if (admin != null) {
+            admin.close();
+        }
         log.info("rmqgw stopped");
     }
 

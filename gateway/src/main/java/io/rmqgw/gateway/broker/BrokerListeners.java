@@ -45,6 +45,7 @@ public final class BrokerListeners implements AutoCloseable {
     private final Map<Long, Long> storeHosts = new ConcurrentHashMap<>();
     private final List<Channel> serverChannels = new CopyOnWriteArrayList<>();
     private final StoreHostMapper globalMapper;
+    private volatile boolean closed;
 
     public BrokerListeners(RelayContext context, String listenHost, String advertiseHost, BrokerPortMap ports,
                            long requestTimeoutNanos, long longPollTimeoutNanos) {
@@ -63,7 +64,15 @@ public final class BrokerListeners implements AutoCloseable {
 
     /** The advertised {@code host:port} for {@code brokerAddress}, once its listeners are bound. */
     public CompletableFuture<String> ensure(String brokerAddress) {
-        return listeners.computeIfAbsent(brokerAddress, this::bind);
+        if (closed) {
+            return CompletableFuture.failedFuture(new IllegalStateException("gateway stopping: no new broker listeners"));
+        }
+        try {
+            return listeners.computeIfAbsent(brokerAddress, this::bind);
+        } catch (RuntimeException e) {
+            // no free port block: the route answer becomes a SYSTEM_ERROR naming the range
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     /** The advertised address of a broker whose listeners are bound, or null. */
@@ -105,10 +114,17 @@ public final class BrokerListeners implements AutoCloseable {
             .option(ChannelOption.SO_REUSEADDR, true)
             .childOption(ChannelOption.TCP_NODELAY, true)
             .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, RelayContext.WATER_MARK)
-            .childHandler(RelaySession.clientInitializer(context, () -> policyTemplate));
+            .childHandler(RelaySession.clientInitializer(context, context.metrics().brokerListener(brokerAddress),
+                () -> policyTemplate));
         ChannelFuture main = b.bind(listenHost, mainPort);
         ChannelFuture vip = b.bind(listenHost, vipPort);
         main.addListener(m -> vip.addListener(v -> {
+            if (m.isSuccess() && v.isSuccess() && closed) {
+                main.channel().close();
+                vip.channel().close();
+                result.completeExceptionally(new IllegalStateException("gateway stopping: no new broker listeners"));
+                return;
+            }
             if (m.isSuccess() && v.isSuccess()) {
                 serverChannels.add(main.channel());
                 serverChannels.add(vip.channel());
@@ -151,7 +167,7 @@ public final class BrokerListeners implements AutoCloseable {
             StoreHostMapper fallback = globalMapper;
             mapper = (ip, port) -> ip == realIp && port == realPort ? advertised : fallback.map(ip, port);
         }
-        return new BrokerRelayPolicy(brokerAddress, mapper, requestTimeoutNanos, longPollTimeoutNanos);
+        return new BrokerRelayPolicy(brokerAddress, mapper, context.metrics(), requestTimeoutNanos, longPollTimeoutNanos);
     }
 
     private void registerStoreHost(String brokerAddress, int mainPort) {
@@ -189,6 +205,7 @@ public final class BrokerListeners implements AutoCloseable {
     /** Stops accepting on every broker port; established sessions are closed separately. */
     @Override
     public void close() {
+        closed = true;
         for (Channel c : serverChannels) {
             c.close().syncUninterruptibly();
         }

@@ -3,6 +3,7 @@ package io.rmqgw.gateway.broker;
 import io.netty.buffer.ByteBuf;
 import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.HeaderCodec;
+import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.frame.RemotingHeader;
 import io.rmqgw.codec.message.MessageIds;
@@ -10,6 +11,7 @@ import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.codec.message.StoredRecords;
 import io.rmqgw.gateway.relay.RelayPolicy;
 import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.metrics.GatewayMetrics;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,13 +32,16 @@ final class BrokerRelayPolicy implements RelayPolicy {
     private final String brokerAddress;
     private final List<String> targets;
     private final StoreHostMapper storeHosts;
+    private final GatewayMetrics metrics;
     private final long requestTimeoutNanos;
     private final long longPollTimeoutNanos;
 
-    BrokerRelayPolicy(String brokerAddress, StoreHostMapper storeHosts, long requestTimeoutNanos, long longPollTimeoutNanos) {
+    BrokerRelayPolicy(String brokerAddress, StoreHostMapper storeHosts, GatewayMetrics metrics, long requestTimeoutNanos,
+                      long longPollTimeoutNanos) {
         this.brokerAddress = brokerAddress;
         this.targets = List.of(brokerAddress);
         this.storeHosts = storeHosts;
+        this.metrics = metrics;
         this.requestTimeoutNanos = requestTimeoutNanos;
         this.longPollTimeoutNanos = longPollTimeoutNanos;
     }
@@ -49,6 +54,11 @@ final class BrokerRelayPolicy implements RelayPolicy {
     @Override
     public List<String> upstreamTargets() {
         return targets;
+    }
+
+    @Override
+    public void upstreamResult(String target, boolean connected) {
+        metrics.brokerUp(target, connected);
     }
 
     @Override
@@ -112,7 +122,13 @@ final class BrokerRelayPolicy implements RelayPolicy {
      * point them at the gateway. Takes ownership of {@code frame}.
      */
     private ByteBuf rewriteIdField(RelaySession session, RemotingFrame frame, String field) {
-        RemotingHeader header = HeaderCodec.decodeHeader(frame);
+        RemotingHeader header;
+        try {
+            header = HeaderCodec.decodeHeader(frame);
+        } catch (MalformedFrameException e) {
+            // the client decodes what its broker sent; the gateway only declines to rewrite it
+            return frame.content();
+        }
         Map<String, String> ext = header.extFields();
         String ids = ext == null ? null : ext.get(field);
         if (ids == null) {

@@ -10,6 +10,7 @@ import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.frame.RemotingHeader;
 import io.rmqgw.gateway.broker.BrokerListeners;
 import io.rmqgw.gateway.net.Addresses;
+import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.BrokerAddressRewriter;
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -17,7 +18,6 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -42,25 +42,27 @@ public final class ClusterDiscovery {
     private ClusterDiscovery() {
     }
 
-    /** Returns the brokers found (real -> advertised); empty when no name server answered. */
-    public static Map<String, String> discover(List<String> namesrv, Duration timeout, BrokerListeners brokers) {
+    /** Binds listeners for the brokers found; true when a name server answered. */
+    public static boolean discover(List<String> namesrv, Duration timeout, BrokerListeners brokers, GatewayMetrics metrics) {
         for (String address : namesrv) {
             try {
                 byte[] body = clusterInfo(address, timeout);
+                metrics.namesrvUp(address, true);
                 Set<String> found = BrokerAddressRewriter.brokerAddresses(body);
                 CompletableFuture.allOf(found.stream().map(brokers::ensure).toArray(CompletableFuture[]::new))
                     .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
                 log.info("name server {} answered: {} broker(s) {}", address, found.size(), brokers.snapshot());
-                return brokers.snapshot();
+                return true;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return Map.of();
+                return false;
             } catch (Exception e) {
+                metrics.namesrvUp(address, false);
                 log.warn("name server {} did not give the cluster: {}", address, Addresses.describe(e));
             }
         }
         log.warn("no name server of {} answered at start; brokers get listeners when routes name them", namesrv);
-        return Map.of();
+        return false;
     }
 
     private static byte[] clusterInfo(String address, Duration timeout) throws IOException {

@@ -7,6 +7,7 @@ import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.HeaderCodec;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.frame.RemotingHeader;
+import io.rmqgw.gateway.admin.Readiness;
 import io.rmqgw.gateway.broker.BrokerListeners;
 import io.rmqgw.gateway.relay.RelayPolicy;
 import io.rmqgw.gateway.relay.RelaySession;
@@ -46,14 +47,16 @@ public final class NamesrvRelayPolicy implements RelayPolicy {
     private final BrokerListeners brokers;
     private final RouteCache routes;
     private final GatewayMetrics metrics;
+    private final Readiness readiness;
     private final long requestTimeoutNanos;
 
     public NamesrvRelayPolicy(NamesrvAddresses namesrv, BrokerListeners brokers, RouteCache routes,
-                              GatewayMetrics metrics, long requestTimeoutNanos) {
+                              GatewayMetrics metrics, Readiness readiness, long requestTimeoutNanos) {
         this.namesrv = namesrv;
         this.brokers = brokers;
         this.routes = routes;
         this.metrics = metrics;
+        this.readiness = readiness;
         this.requestTimeoutNanos = requestTimeoutNanos;
     }
 
@@ -74,6 +77,7 @@ public final class NamesrvRelayPolicy implements RelayPolicy {
 
     @Override
     public void upstreamResult(String target, boolean connected) {
+        metrics.namesrvUp(target, connected);
         for (int i = 0; i < namesrv.size(); i++) {
             if (namesrv.get(i).toString().equals(target)) {
                 if (connected) {
@@ -113,6 +117,7 @@ public final class NamesrvRelayPolicy implements RelayPolicy {
 
     @Override
     public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response) {
+        readiness.namesrvAnswered();
         if (context == null || response.code() != ResponseCode.SUCCESS || response.bodyLength() == 0) {
             return response.content();
         }

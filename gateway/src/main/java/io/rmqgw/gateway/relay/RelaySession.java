@@ -17,6 +17,8 @@ import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.gateway.net.Addresses;
+import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.metrics.ListenerMeters;
 import io.rmqgw.metrics.GatewayMetrics.UpstreamFailure;
 import java.io.IOException;
 import java.util.ArrayDeque;
@@ -24,6 +26,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,6 +43,8 @@ public final class RelaySession {
 
     private final RelayContext context;
     private final RelayPolicy policy;
+    private final ListenerMeters meters;
+    private final GatewayMetrics metrics;
     private final Channel client;
     private final String clientAddress;
     private final PendingRequests pending = new PendingRequests();
@@ -53,21 +58,25 @@ public final class RelaySession {
     private boolean closeAfterBurst;
     private ScheduledFuture<?> timeoutScan;
 
-    private RelaySession(RelayContext context, RelayPolicy policy, Channel client) {
+    private RelaySession(RelayContext context, RelayPolicy policy, ListenerMeters meters, Channel client) {
         this.context = context;
         this.policy = policy;
+        this.meters = meters;
+        this.metrics = context.metrics();
         this.client = client;
         this.clientAddress = Addresses.of(client.remoteAddress());
     }
 
     /** The pipeline for accepted client connections; the client is read only once its upstream is settled. */
-    public static ChannelInitializer<SocketChannel> clientInitializer(RelayContext context, Supplier<RelayPolicy> policies) {
+    public static ChannelInitializer<SocketChannel> clientInitializer(RelayContext context, ListenerMeters meters,
+                                                                      Supplier<RelayPolicy> policies) {
         return new ChannelInitializer<>() {
             @Override
             protected void initChannel(SocketChannel ch) {
                 ch.config().setAutoRead(false);
+                ch.pipeline().addLast("meters", meters.clientHandler());
                 ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength()));
-                ch.pipeline().addLast("relay", new ClientSide(context, policies.get()));
+                ch.pipeline().addLast("relay", new ClientSide(context, meters, policies.get()));
             }
         };
     }
@@ -128,6 +137,7 @@ public final class RelaySession {
             .handler(new ChannelInitializer<SocketChannel>() {
                 @Override
                 protected void initChannel(SocketChannel ch) {
+                    ch.pipeline().addLast("meters", meters.upstreamHandler());
                     ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength()));
                     ch.pipeline().addLast("relay", new UpstreamSide());
                 }
@@ -184,12 +194,27 @@ public final class RelaySession {
             return;
         }
         if (state instanceof UpstreamState.Connected c) {
-            if (!frame.isOneway()) {
-                long now = System.nanoTime();
-                pending.add(new PendingRequests.Pending(frame.opaque(), frame.code(), frame.encoding(), now,
-                    now + policy.timeoutNanos(frame.code()), policy.requestContext(frame)));
+            if (frame.isOneway()) {
+                metrics.oneway(frame.code());
+                c.channel().write(policy.toUpstream(frame), c.channel().voidPromise());
+            } else {
+                long start = System.nanoTime();
+                int opaque = frame.opaque();
+                int code = frame.code();
+                SerializeType encoding = frame.encoding();
+                Object requestContext;
+                try {
+                    requestContext = policy.requestContext(frame);
+                } catch (RuntimeException e) {
+                    frame.release();
+                    throw e;
+                }
+                ByteBuf out = policy.toUpstream(frame);
+                long sent = System.nanoTime();
+                pending.add(new PendingRequests.Pending(opaque, code, encoding, start, sent,
+                    sent + policy.timeoutNanos(code), requestContext));
+                c.channel().write(out, c.channel().voidPromise());
             }
-            c.channel().write(policy.toUpstream(frame), c.channel().voidPromise());
             upstreamNeedsFlush = true;
         } else if (state instanceof UpstreamState.Unavailable u) {
             answerWithoutUpstream(frame, u.reason());
@@ -209,8 +234,12 @@ public final class RelaySession {
                 closeAfterBurst = true;
                 return;
             }
+            long start = System.nanoTime();
             ByteBuf answer = policy.answerWithoutUpstream(this, frame, reason);
-            if (answer == null) {
+            if (answer != null) {
+                metrics.requestCompleted(frame.code(), RemotingSysResponseCode.SUCCESS, System.nanoTime() - start, -1);
+            } else {
+                metrics.requestAnswered(frame.code(), RemotingSysResponseCode.SYSTEM_ERROR);
                 answer = Frames.errorResponse(client.alloc(), frame, RemotingSysResponseCode.SYSTEM_ERROR, reason);
                 // the client reconnects for its next request, which dials the upstream afresh
                 closeAfterBurst = true;
@@ -256,7 +285,11 @@ public final class RelaySession {
                 frame.release();
                 return;
             }
+            long received = System.nanoTime();
+            int result = frame.code();
             out = policy.onResponse(this, p.code(), p.context(), frame);
+            metrics.requestCompleted(p.code(), result,
+                (p.sentNanos() - p.startNanos()) + (System.nanoTime() - received), received - p.sentNanos());
         } else {
             out = policy.onUpstreamRequest(this, frame);
         }
@@ -276,6 +309,7 @@ public final class RelaySession {
         if (!orphans.isEmpty()) {
             context.metrics().upstreamFailure(UpstreamFailure.CONNECTION_LOST);
             for (PendingRequests.Pending p : orphans) {
+                metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_ERROR);
                 client.write(Frames.errorResponse(client.alloc(), p.opaque(), p.encoding(),
                     RemotingSysResponseCode.SYSTEM_ERROR, reason + " before answering request code " + p.code()),
                     client.voidPromise());
@@ -296,6 +330,7 @@ public final class RelaySession {
         String target = state instanceof UpstreamState.Connected c ? c.target() : "upstream";
         for (PendingRequests.Pending p : expired) {
             context.metrics().upstreamFailure(UpstreamFailure.TIMEOUT);
+            metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_BUSY);
             long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - p.startNanos());
             client.write(Frames.errorResponse(client.alloc(), p.opaque(), p.encoding(), RemotingSysResponseCode.SYSTEM_BUSY,
                 policy.describe(target) + " did not answer request code " + p.code() + " within " + waitedMillis + " ms"),
@@ -334,17 +369,19 @@ public final class RelaySession {
     private static final class ClientSide extends ChannelInboundHandlerAdapter {
 
         private final RelayContext context;
+        private final ListenerMeters meters;
         private final RelayPolicy policy;
         private RelaySession session;
 
-        ClientSide(RelayContext context, RelayPolicy policy) {
+        ClientSide(RelayContext context, ListenerMeters meters, RelayPolicy policy) {
             this.context = context;
+            this.meters = meters;
             this.policy = policy;
         }
 
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
-            session = new RelaySession(context, policy, ctx.channel());
+            session = new RelaySession(context, policy, meters, ctx.channel());
             session.start();
             ctx.fireChannelActive();
         }

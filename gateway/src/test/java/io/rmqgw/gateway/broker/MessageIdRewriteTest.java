@@ -1,0 +1,163 @@
+package io.rmqgw.gateway.broker;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+
+import io.rmqgw.gateway.testing.RawClient;
+import io.rmqgw.gateway.testing.Records;
+import io.rmqgw.gateway.testing.ScriptedPeer;
+import io.rmqgw.gateway.testing.TestGateway;
+import io.rmqgw.gateway.testing.Wire;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.rocketmq.common.message.MessageDecoder;
+import org.apache.rocketmq.common.message.MessageExt;
+import org.apache.rocketmq.common.message.MessageId;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** A broker names itself in offsetMsgIds and store hosts; through the gateway they name the gateway's port for it. */
+class MessageIdRewriteTest {
+
+    private static final int SEND_MESSAGE_V2 = 310;
+    private static final int SEND_BATCH_MESSAGE = 320;
+    private static final int PULL_MESSAGE = 11;
+    private static final long OFFSET = 0x0000_0012_3456_789AL;
+
+    private ScriptedPeer broker;
+    private ScriptedPeer namesrv;
+    private TestGateway gateway;
+    /** The next answer the scripted broker sends, with the request's opaque. */
+    private final AtomicReference<Wire.Builder> answer = new AtomicReference<>();
+
+    @BeforeEach
+    void start() throws Exception {
+        broker = ScriptedPeer.start((c, f) -> {
+            Wire.Builder a = answer.get();
+            if (a != null && !f.isResponse() && !f.isOneway()) {
+                c.send(a.opaque(f.opaque()).bytes());
+            }
+        });
+        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
+        gateway = TestGateway.builder().namesrv(namesrv.address()).start();
+    }
+
+    @AfterEach
+    void tearDown() {
+        gateway.close();
+        namesrv.close();
+        broker.close();
+    }
+
+    private InetSocketAddress brokerAddress() {
+        return new InetSocketAddress("127.0.0.1", broker.port());
+    }
+
+    private InetSocketAddress gatewayAddress() {
+        return new InetSocketAddress("127.0.0.1", gateway.brokerPort(broker.address()));
+    }
+
+    @ParameterizedTest
+    @EnumSource(SerializeType.class)
+    void sendAnswerMsgIdNamesTheGatewayWithTheSameCommitLogOffset(SerializeType brokerEncoding) throws Exception {
+        String realId = MessageDecoder.createMessageId(brokerAddress(), OFFSET);
+        answer.set(Wire.response(Wire.SUCCESS, 0).type(brokerEncoding)
+            .ext("msgId", realId).ext("queueId", "1").ext("queueOffset", "42")
+            .ext("MSG_REGION", "DefaultRegion").ext("TRACE_ON", "true"));
+
+        try (RawClient client = RawClient.connect(gateway.brokerPort(broker.address()))) {
+            byte[] send = Wire.request(SEND_MESSAGE_V2).opaque(310).type(SerializeType.ROCKETMQ)
+                .ext("a", "pg").ext("b", "TopicA").ext("c", "TBW102").ext("d", "4").ext("e", "1").ext("f", "0")
+                .ext("g", "1700000000000").ext("h", "0").ext("i", "UNIQ_KEY\u0001AC110001\u0002")
+                .body("hello").bytes();
+            client.send(send);
+            assertArrayEquals(send, broker.awaitFrame(RawClient.WAIT).frame().bytes(), "the send reaches the broker unchanged");
+
+            Wire.Frame got = client.read();
+            assertEquals(310, got.opaque());
+            assertEquals(Wire.SUCCESS, got.code());
+            assertEquals(brokerEncoding.getCode(), got.serializeTypeByte(), "kept in the broker's encoding");
+
+            String id = got.ext().get("msgId");
+            assertNotEquals(realId, id);
+            MessageId decoded = MessageDecoder.decodeMessageId(id);
+            assertEquals(gatewayAddress(), decoded.getAddress(), "the id names the gateway's port for the broker");
+            assertEquals(OFFSET, decoded.getOffset(), "same commit-log offset");
+
+            Map<String, String> others = new HashMap<>(got.ext());
+            others.remove("msgId");
+            assertEquals(Map.of("queueId", "1", "queueOffset", "42", "MSG_REGION", "DefaultRegion", "TRACE_ON", "true"),
+                others, "every other field as the broker sent it");
+        }
+    }
+
+    @Test
+    void batchSendAnswerRewritesEveryIdOfThisBrokerAndKeepsOthers() throws Exception {
+        String own1 = MessageDecoder.createMessageId(brokerAddress(), 100);
+        String own2 = MessageDecoder.createMessageId(brokerAddress(), 200);
+        String foreign = MessageDecoder.createMessageId(new InetSocketAddress("10.1.2.3", 10911), 300);
+        answer.set(Wire.response(Wire.SUCCESS, 0).ext("msgId", own1 + "," + foreign + "," + own2).ext("queueId", "0"));
+
+        try (RawClient client = RawClient.connect(gateway.brokerPort(broker.address()))) {
+            client.send(Wire.request(SEND_BATCH_MESSAGE).opaque(1).ext("b", "TopicA").body("batch").bytes());
+            String[] ids = client.read().ext().get("msgId").split(",");
+            assertEquals(3, ids.length);
+            assertEquals(gatewayAddress(), MessageDecoder.decodeMessageId(ids[0]).getAddress());
+            assertEquals(100, MessageDecoder.decodeMessageId(ids[0]).getOffset());
+            assertEquals(foreign, ids[1], "an id of a broker the gateway does not know is left alone");
+            assertEquals(gatewayAddress(), MessageDecoder.decodeMessageId(ids[2]).getAddress());
+            assertEquals(200, MessageDecoder.decodeMessageId(ids[2]).getOffset());
+        }
+    }
+
+    @Test
+    void failedSendAnswerPassesUnchanged() throws Exception {
+        Wire.Builder failure = Wire.response(14, 0).remark("service not available now");
+        answer.set(failure);
+        try (RawClient client = RawClient.connect(gateway.brokerPort(broker.address()))) {
+            client.send(Wire.request(SEND_MESSAGE_V2).opaque(5).bytes());
+            assertArrayEquals(failure.opaque(5).bytes(), client.readBytes(RawClient.WAIT));
+        }
+    }
+
+    @Test
+    void pulledRecordsNameTheGatewayAsStoreHost() throws Exception {
+        InetSocketAddress other = new InetSocketAddress("10.1.2.3", 10911);
+        byte[] body = Records.concat(
+            Records.record("TopicA", "first", brokerAddress(), 1000, 7),
+            Records.record("TopicA", "second", other, 2000, 8),
+            Records.record("TopicA", "third", brokerAddress(), 3000, 9));
+        answer.set(Wire.response(Wire.SUCCESS, 0).ext("nextBeginOffset", "10").ext("minOffset", "0")
+            .ext("maxOffset", "10").ext("suggestWhichBrokerId", "0").body(body));
+
+        try (RawClient client = RawClient.connect(gateway.brokerPort(broker.address()))) {
+            client.send(Wire.request(PULL_MESSAGE).opaque(11).ext("topic", "TopicA").ext("queueId", "1").bytes());
+            Wire.Frame got = client.read();
+            assertEquals(Wire.SUCCESS, got.code());
+            List<MessageExt> messages = Records.decode(got.body());
+            assertEquals(3, messages.size());
+            assertEquals(List.of("first", "second", "third"),
+                messages.stream().map(m -> new String(m.getBody(), StandardCharsets.UTF_8)).toList());
+            assertEquals(gatewayAddress(), messages.get(0).getStoreHost());
+            assertEquals(other, messages.get(1).getStoreHost(), "a store host the gateway does not know is left alone");
+            assertEquals(gatewayAddress(), messages.get(2).getStoreHost());
+            assertEquals(List.of(7L, 8L, 9L), messages.stream().map(MessageExt::getQueueOffset).toList());
+            // what a client computes as offsetMsgId leads back to the gateway, with the record's offset
+            MessageId id = MessageDecoder.decodeMessageId(messages.get(2).getMsgId());
+            assertEquals(gatewayAddress(), id.getAddress());
+            assertEquals(3000, id.getOffset());
+            assertEquals(got.ext(), Map.of("nextBeginOffset", "10", "minOffset", "0", "maxOffset", "10",
+                "suggestWhichBrokerId", "0"));
+        }
+    }
+}

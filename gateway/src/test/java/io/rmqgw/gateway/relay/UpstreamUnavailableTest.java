@@ -1,0 +1,129 @@
+package io.rmqgw.gateway.relay;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rmqgw.gateway.testing.RawClient;
+import io.rmqgw.gateway.testing.ScriptedPeer;
+import io.rmqgw.gateway.testing.TestGateway;
+import io.rmqgw.gateway.testing.Wire;
+import io.rmqgw.metrics.GatewayMetrics.UpstreamFailure;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** No name server reachable: the gateway answers in the client's own encoding, then hangs up; failover finds a live one. */
+class UpstreamUnavailableTest {
+
+    private static final int GET_ALL_TOPIC_LIST_FROM_NAMESERVER = 206;
+
+    private TestGateway gateway;
+    private ScriptedPeer namesrv;
+
+    @AfterEach
+    void tearDown() {
+        if (gateway != null) {
+            gateway.close();
+        }
+        if (namesrv != null) {
+            namesrv.close();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(SerializeType.class)
+    void unreachableNameServerIsAnsweredWithSystemErrorInTheRequestsEncodingThenClosed(SerializeType type) throws Exception {
+        int dead = TestGateway.deadPort();
+        gateway = TestGateway.builder().namesrv("127.0.0.1:" + dead).start();
+
+        try (RawClient client = RawClient.connect(gateway.port())) {
+            client.send(Wire.request(GET_ALL_TOPIC_LIST_FROM_NAMESERVER).opaque(4711).type(type).bytes());
+            Wire.Frame answer = client.read();
+
+            assertEquals(type.getCode(), answer.serializeTypeByte(), "answer encoded as the request was");
+            assertTrue(answer.isResponse(), "response flag set: " + answer);
+            assertEquals(4711, answer.opaque());
+            assertEquals(Wire.SYSTEM_ERROR, answer.code());
+            assertNotNull(answer.remark());
+            assertTrue(answer.remark().contains("127.0.0.1:" + dead), "remark names the upstream: " + answer.remark());
+            client.assertClosedBy();
+        }
+        assertTrue(gateway.metrics().upstreamFailures(UpstreamFailure.CONNECT_FAILED) >= 1);
+    }
+
+    @Test
+    void routeRequestWithNothingCachedIsAnsweredWithSystemErrorNamingEveryNameServer() throws Exception {
+        int dead1 = TestGateway.deadPort();
+        int dead2 = TestGateway.deadPort();
+        gateway = TestGateway.builder().namesrv("127.0.0.1:" + dead1, "127.0.0.1:" + dead2).start();
+
+        try (RawClient client = RawClient.connect(gateway.port())) {
+            client.send(Wire.request(105).opaque(12).ext("topic", "TopicNeverSeen").bytes());
+            Wire.Frame answer = client.read();
+            assertEquals(12, answer.opaque());
+            assertEquals(Wire.SYSTEM_ERROR, answer.code());
+            assertTrue(answer.remark().contains("127.0.0.1:" + dead1) && answer.remark().contains("127.0.0.1:" + dead2),
+                "remark names both name servers: " + answer.remark());
+            client.assertClosedBy();
+        }
+    }
+
+    @Test
+    void onewayRequestWithoutUpstreamIsNotAnsweredAndTheConnectionCloses() throws Exception {
+        gateway = TestGateway.builder().namesrv("127.0.0.1:" + TestGateway.deadPort()).start();
+        try (RawClient client = RawClient.connect(gateway.port())) {
+            client.send(Wire.request(GET_ALL_TOPIC_LIST_FROM_NAMESERVER).opaque(5).oneway().bytes());
+            client.assertClosedBy();
+        }
+    }
+
+    @Test
+    void failsOverWhenTheNameServerInUseDies() throws Exception {
+        ScriptedPeer first = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        try {
+            gateway = TestGateway.builder().namesrv(first.address(), namesrv.address()).start();
+            try (RawClient client = RawClient.connect(gateway.port())) {
+                client.send(Wire.request(GET_ALL_TOPIC_LIST_FROM_NAMESERVER).opaque(1).bytes());
+                assertEquals(1, first.awaitFrame(RawClient.WAIT).frame().opaque());
+                assertEquals(Wire.SUCCESS, client.read().code());
+                first.close();
+                client.assertClosedBy();
+            }
+            try (RawClient client = RawClient.connect(gateway.port())) {
+                client.send(Wire.request(GET_ALL_TOPIC_LIST_FROM_NAMESERVER).opaque(2).bytes());
+                assertEquals(2, namesrv.awaitFrame(RawClient.WAIT).frame().opaque(), "the second name server took over");
+                Wire.Frame answer = client.read();
+                assertEquals(2, answer.opaque());
+                assertEquals(Wire.SUCCESS, answer.code());
+            }
+        } finally {
+            first.close();
+        }
+    }
+
+    @Test
+    void failsOverToTheNextNameServerWhenTheFirstIsDead() throws Exception {
+        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        int dead = TestGateway.deadPort();
+        gateway = TestGateway.builder().namesrv("127.0.0.1:" + dead, namesrv.address()).start();
+
+        for (int round = 0; round < 2; round++) {
+            try (RawClient client = RawClient.connect(gateway.port())) {
+                byte[] request = Wire.request(GET_ALL_TOPIC_LIST_FROM_NAMESERVER).opaque(100 + round).bytes();
+                client.send(request);
+                ScriptedPeer.Received got = namesrv.awaitFrame(RawClient.WAIT);
+                assertArrayEquals(request, got.frame().bytes(), "the live name server got the request unchanged");
+
+                Wire.Frame answer = client.read();
+                assertEquals(100 + round, answer.opaque());
+                assertEquals(Wire.SUCCESS, answer.code());
+                assertEquals("echo " + GET_ALL_TOPIC_LIST_FROM_NAMESERVER, answer.remark());
+            }
+        }
+    }
+}

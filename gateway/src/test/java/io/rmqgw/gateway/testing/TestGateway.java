@@ -1,0 +1,199 @@
+package io.rmqgw.gateway.testing;
+
+import io.rmqgw.gateway.Gateway;
+import io.rmqgw.gateway.config.GatewayConfig;
+import io.rmqgw.gateway.config.HostPort;
+import io.rmqgw.gateway.config.PortRange;
+import io.rmqgw.gateway.config.RouteCacheConfig;
+import io.rmqgw.gateway.config.UpstreamConfig;
+import io.rmqgw.metrics.GatewayMetrics;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.BooleanSupplier;
+
+/** A real {@link Gateway} on free 127.0.0.1 ports, with its in-memory metrics. */
+public final class TestGateway implements AutoCloseable {
+
+    /** Ports are picked below Linux's ephemeral range so outgoing connections never hold them. */
+    private static final int PORT_FLOOR = 20000;
+    private static final int PORT_CEILING = 32000;
+
+    private final Gateway gateway;
+    private final GatewayMetrics metrics;
+    private final PortRange brokerPorts;
+
+    private TestGateway(Gateway gateway, GatewayMetrics metrics, PortRange brokerPorts) {
+        this.gateway = gateway;
+        this.metrics = metrics;
+        this.brokerPorts = brokerPorts;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public Gateway gateway() {
+        return gateway;
+    }
+
+    public GatewayMetrics metrics() {
+        return metrics;
+    }
+
+    /** The name-server role's port (clients' namesrvAddr). */
+    public int port() {
+        return gateway.listenAddress().getPort();
+    }
+
+    public PortRange brokerPorts() {
+        return brokerPorts;
+    }
+
+    /** The advertised gateway port for a real broker address, or fails when it has no listener. */
+    public int brokerPort(String realBrokerAddress) {
+        String advertised = gateway.brokerListeners().get(realBrokerAddress);
+        if (advertised == null) {
+            throw new AssertionError("no gateway listener for broker " + realBrokerAddress + ": " + gateway.brokerListeners());
+        }
+        return Integer.parseInt(advertised.substring(advertised.lastIndexOf(':') + 1));
+    }
+
+    @Override
+    public void close() {
+        gateway.close(Duration.ZERO);
+    }
+
+    /** A port on 127.0.0.1 with nothing listening. */
+    public static int deadPort() throws IOException {
+        try (ServerSocket s = new ServerSocket()) {
+            s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            return s.getLocalPort();
+        }
+    }
+
+    /** {@code count} consecutive ports that are free on 127.0.0.1 right now, none in {@code avoid}. */
+    static int freeRange(int count, List<Integer> avoid) {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int base = random.nextInt(PORT_FLOOR, PORT_CEILING - count);
+            boolean ok = true;
+            for (int p = base; p < base + count && ok; p++) {
+                ok = !avoid.contains(p) && bindable(p);
+            }
+            if (ok) {
+                return base;
+            }
+        }
+        throw new IllegalStateException("no " + count + " free consecutive ports found");
+    }
+
+    private static boolean bindable(int port) {
+        try (ServerSocket s = new ServerSocket()) {
+            s.setReuseAddress(true);
+            s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** Polls {@code condition} every 10 ms until it holds or {@code timeout} passes. */
+    public static void await(BooleanSupplier condition, Duration timeout, String what) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("timed out after " + timeout.toMillis() + " ms waiting for " + what);
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted waiting for " + what, e);
+            }
+        }
+    }
+
+    public static final class Builder {
+        private final List<String> namesrv = new ArrayList<>();
+        private Duration connectTimeout = Duration.ofSeconds(1);
+        private Duration requestTimeout = Duration.ofMillis(300);
+        private Duration longPollTimeout = Duration.ofSeconds(2);
+        private Duration routeTtl = Duration.ofSeconds(60);
+        private int maxFrameLength = 64 * 1024;
+        private Duration drainTimeout = Duration.ofSeconds(5);
+        private int brokerPortCount = 9;
+
+        public Builder namesrv(String... addresses) {
+            namesrv.addAll(List.of(addresses));
+            return this;
+        }
+
+        public Builder requestTimeout(Duration timeout) {
+            this.requestTimeout = timeout;
+            return this;
+        }
+
+        public Builder longPollTimeout(Duration timeout) {
+            this.longPollTimeout = timeout;
+            return this;
+        }
+
+        public Builder routeTtl(Duration ttl) {
+            this.routeTtl = ttl;
+            return this;
+        }
+
+        public Builder maxFrameLength(int bytes) {
+            this.maxFrameLength = bytes;
+            return this;
+        }
+
+        /** How many consecutive ports the broker-ports range has (3 per broker). */
+        public Builder brokerPortCount(int count) {
+            this.brokerPortCount = count;
+            return this;
+        }
+
+        public Builder drainTimeout(Duration drain) {
+            this.drainTimeout = drain;
+            return this;
+        }
+
+        public TestGateway start() throws InterruptedException {
+            List<HostPort> upstreams = namesrv.stream().map(a -> HostPort.parse("upstream.namesrv", a)).toList();
+            Exception last = null;
+            for (int attempt = 0; attempt < 5; attempt++) {
+                int brokerBase = freeRange(brokerPortCount, List.of());
+                int listen = freeRange(1, rangeList(brokerBase, brokerPortCount));
+                PortRange brokerPorts = new PortRange(brokerBase, brokerBase + brokerPortCount - 1);
+                GatewayConfig config = new GatewayConfig(new HostPort("127.0.0.1", listen), "127.0.0.1", brokerPorts,
+                    new UpstreamConfig(upstreams, connectTimeout, requestTimeout, longPollTimeout),
+                    new RouteCacheConfig(routeTtl), maxFrameLength, drainTimeout, null);
+                GatewayMetrics metrics = GatewayMetrics.inMemory();
+                try {
+                    return new TestGateway(Gateway.start(config, metrics), metrics, brokerPorts);
+                } catch (InterruptedException e) {
+                    throw e;
+                } catch (Exception e) {
+                    // (sneaky BindException) the listen port was taken between the probe and the bind: pick others
+                    last = e;
+                }
+            }
+            throw new IllegalStateException("cannot start a gateway", last);
+        }
+
+        private static List<Integer> rangeList(int base, int count) {
+            List<Integer> out = new ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                out.add(base + i);
+            }
+            return out;
+        }
+    }
+}
