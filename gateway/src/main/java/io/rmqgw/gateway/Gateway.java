@@ -13,9 +13,9 @@ import io.rmqgw.gateway.namesrv.NamesrvRelayPolicy;
 import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.UpstreamSettings;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.BrokerPortMap;
-import io.rmqgw.routing.NamesrvAddresses;
 import io.rmqgw.routing.RouteCache;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -35,7 +35,8 @@ public final class Gateway implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Gateway.class);
 
-    private final GatewayConfig config;
+    private volatile GatewayConfig config;
+    private final GatewayMetrics metrics;
     private final Transport transport;
     private final RelayContext context;
     private final BrokerListeners brokers;
@@ -44,9 +45,10 @@ public final class Gateway implements AutoCloseable {
     private final AdminServer admin;
     private volatile boolean closed;
 
-    private Gateway(GatewayConfig config, Transport transport, RelayContext context, BrokerListeners brokers, Channel listener,
-                    Readiness readiness, AdminServer admin) {
+    private Gateway(GatewayConfig config, GatewayMetrics metrics, Transport transport, RelayContext context,
+                    BrokerListeners brokers, Channel listener, Readiness readiness, AdminServer admin) {
         this.config = config;
+        this.metrics = metrics;
         this.transport = transport;
         this.context = context;
         this.brokers = brokers;
@@ -65,13 +67,10 @@ public final class Gateway implements AutoCloseable {
             // first, so probes see "not ready" during startup rather than a refused connection
             admin = config.admin().enabled() ? AdminServer.start(config.admin().listen(), metrics, readiness) : null;
             RelayContext context = new RelayContext(transport, metrics, config.maxFrameLength(),
-                (int) config.upstream().connectTimeout().toMillis());
-            long requestTimeout = config.upstream().requestTimeout().toNanos();
+                UpstreamSettings.of(config.upstream()));
             BrokerListeners brokers = new BrokerListeners(context, config.listen().host(), config.advertiseHost(),
-                new BrokerPortMap(config.brokerPorts().from(), config.brokerPorts().to()),
-                requestTimeout, config.upstream().longPollTimeout().toNanos());
+                new BrokerPortMap(config.brokerPorts().from(), config.brokerPorts().to()));
             List<String> namesrvList = config.upstream().namesrv().stream().map(HostPort::toString).toList();
-            NamesrvAddresses namesrv = NamesrvAddresses.of(namesrvList);
             RouteCache routes = new RouteCache(config.routes().ttl());
 
             Channel listener = new ServerBootstrap()
@@ -81,11 +80,11 @@ public final class Gateway implements AutoCloseable {
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, RelayContext.WATER_MARK)
                 .childHandler(RelaySession.clientInitializer(context, metrics.namesrvListener(),
-                    () -> new NamesrvRelayPolicy(namesrv, brokers, routes, metrics, readiness, requestTimeout)))
+                    () -> new NamesrvRelayPolicy(context, brokers, routes, readiness)))
                 .bind(config.listen().host(), config.listen().port())
                 .sync()
                 .channel();
-            Gateway gateway = new Gateway(config, transport, context, brokers, listener, readiness, admin);
+            Gateway gateway = new Gateway(config, metrics, transport, context, brokers, listener, readiness, admin);
             log.info("rmqgw listening on {} (name-server role), advertising {}", gateway.listenAddress(), config.advertiseHost());
             if (admin != null) {
                 log.info("admin port {}: /metrics, /health/live, /health/ready", admin.localAddress());
@@ -119,6 +118,53 @@ public final class Gateway implements AutoCloseable {
     /** Local addresses ({@code /ip:port}) of every upstream connection the gateway opened. */
     public Set<String> upstreamLocalAddresses() {
         return context.upstreamLocalAddresses();
+    }
+
+    /**
+     * Applies a new configuration without dropping connections: upstream name servers and timeouts
+     * apply to the next dial and request, metric options at once. Settings bound to sockets
+     * (listen address, broker ports, admin port, frame limit, embedded cluster) are reported as
+     * needing a restart and left as they are. The caller has validated {@code next} (records
+     * validate themselves), so a refused file never gets here.
+     */
+    public synchronized ReloadResult reload(GatewayConfig next) {
+        GatewayConfig current = config;
+        List<String> applied = new java.util.ArrayList<>();
+        List<String> needsRestart = new java.util.ArrayList<>();
+        if (!current.upstream().equals(next.upstream())) {
+            context.upstream(UpstreamSettings.of(next.upstream()));
+            applied.add("upstream");
+        }
+        if (!current.admin().topicLabels().equals(next.admin().topicLabels())
+            || !current.admin().topicLabelLimit().equals(next.admin().topicLabelLimit())) {
+            metrics.topicLabels(next.admin().topicLabels(), next.admin().topicLabelLimit());
+            applied.add("admin.topic-labels");
+        }
+        if (!current.drainTimeout().equals(next.drainTimeout())) {
+            applied.add("drain-timeout");
+        }
+        restartIfChanged(needsRestart, "listen", current.listen(), next.listen());
+        restartIfChanged(needsRestart, "advertise-host", current.advertiseHost(), next.advertiseHost());
+        restartIfChanged(needsRestart, "broker-ports", current.brokerPorts(), next.brokerPorts());
+        restartIfChanged(needsRestart, "max-frame-length", current.maxFrameLength(), next.maxFrameLength());
+        restartIfChanged(needsRestart, "routes", current.routes(), next.routes());
+        restartIfChanged(needsRestart, "admin.listen", current.admin().listen(), next.admin().listen());
+        restartIfChanged(needsRestart, "admin.enabled", current.admin().enabled(), next.admin().enabled());
+        restartIfChanged(needsRestart, "embedded", current.embedded(), next.embedded());
+        // what is in force: the new values where applied, the running ones where a restart is needed
+        config = new GatewayConfig(current.listen(), current.advertiseHost(), current.brokerPorts(), next.upstream(),
+            current.routes(), current.maxFrameLength(), next.drainTimeout(), current.embedded(),
+            new io.rmqgw.gateway.config.AdminConfig(current.admin().enabled(), current.admin().listen(),
+                next.admin().topicLabels(), next.admin().topicLabelLimit()));
+        ReloadResult result = new ReloadResult(applied, needsRestart);
+        log.info("reload: applied {}, needs restart {}", applied, needsRestart);
+        return result;
+    }
+
+    private static void restartIfChanged(List<String> needsRestart, String path, Object current, Object next) {
+        if (!java.util.Objects.equals(current, next)) {
+            needsRestart.add(path);
+        }
     }
 
     /** The admin HTTP address, or null when the admin port is disabled. */

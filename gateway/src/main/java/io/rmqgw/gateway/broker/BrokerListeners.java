@@ -38,8 +38,6 @@ public final class BrokerListeners implements AutoCloseable {
     private final String advertiseHost;
     private final int advertiseIp;
     private final BrokerPortMap ports;
-    private final long requestTimeoutNanos;
-    private final long longPollTimeoutNanos;
     private final Map<String, CompletableFuture<String>> listeners = new ConcurrentHashMap<>();
     /** Real store host (ip << 32 | port) to the advertised one, for message-id rewriting. */
     private final Map<Long, Long> storeHosts = new ConcurrentHashMap<>();
@@ -47,15 +45,12 @@ public final class BrokerListeners implements AutoCloseable {
     private final StoreHostMapper globalMapper;
     private volatile boolean closed;
 
-    public BrokerListeners(RelayContext context, String listenHost, String advertiseHost, BrokerPortMap ports,
-                           long requestTimeoutNanos, long longPollTimeoutNanos) {
+    public BrokerListeners(RelayContext context, String listenHost, String advertiseHost, BrokerPortMap ports) {
         this.context = context;
         this.listenHost = listenHost;
         this.advertiseHost = advertiseHost;
         this.advertiseIp = ipv4(advertiseHost);
         this.ports = ports;
-        this.requestTimeoutNanos = requestTimeoutNanos;
-        this.longPollTimeoutNanos = longPollTimeoutNanos;
         this.globalMapper = (ip, port) -> {
             Long mapped = storeHosts.get(storeHostKey(ip, port));
             return mapped == null ? StoreHostMapper.UNKNOWN : mapped;
@@ -167,7 +162,7 @@ public final class BrokerListeners implements AutoCloseable {
             StoreHostMapper fallback = globalMapper;
             mapper = (ip, port) -> ip == realIp && port == realPort ? advertised : fallback.map(ip, port);
         }
-        return new BrokerRelayPolicy(brokerAddress, mapper, context.metrics(), requestTimeoutNanos, longPollTimeoutNanos);
+        return new BrokerRelayPolicy(brokerAddress, mapper, context);
     }
 
     private void registerStoreHost(String brokerAddress, int mainPort) {

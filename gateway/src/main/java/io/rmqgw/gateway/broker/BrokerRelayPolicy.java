@@ -9,8 +9,10 @@ import io.rmqgw.codec.frame.RemotingHeader;
 import io.rmqgw.codec.message.MessageIds;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.codec.message.StoredRecords;
+import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.RelayPolicy;
 import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.UpstreamSettings;
 import io.rmqgw.metrics.GatewayMetrics;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,17 +35,14 @@ final class BrokerRelayPolicy implements RelayPolicy {
     private final List<String> targets;
     private final StoreHostMapper storeHosts;
     private final GatewayMetrics metrics;
-    private final long requestTimeoutNanos;
-    private final long longPollTimeoutNanos;
+    private final RelayContext context;
 
-    BrokerRelayPolicy(String brokerAddress, StoreHostMapper storeHosts, GatewayMetrics metrics, long requestTimeoutNanos,
-                      long longPollTimeoutNanos) {
+    BrokerRelayPolicy(String brokerAddress, StoreHostMapper storeHosts, RelayContext context) {
         this.brokerAddress = brokerAddress;
         this.targets = List.of(brokerAddress);
         this.storeHosts = storeHosts;
-        this.metrics = metrics;
-        this.requestTimeoutNanos = requestTimeoutNanos;
-        this.longPollTimeoutNanos = longPollTimeoutNanos;
+        this.metrics = context.metrics();
+        this.context = context;
     }
 
     @Override
@@ -68,7 +67,8 @@ final class BrokerRelayPolicy implements RelayPolicy {
 
     @Override
     public long timeoutNanos(int requestCode) {
-        return isLongPolling(requestCode) ? longPollTimeoutNanos : requestTimeoutNanos;
+        UpstreamSettings settings = context.upstream();
+        return isLongPolling(requestCode) ? settings.longPollTimeoutNanos() : settings.requestTimeoutNanos();
     }
 
     private static boolean isLongPolling(int code) {

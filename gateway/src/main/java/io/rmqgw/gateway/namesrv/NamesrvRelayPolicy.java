@@ -9,6 +9,7 @@ import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.frame.RemotingHeader;
 import io.rmqgw.gateway.admin.Readiness;
 import io.rmqgw.gateway.broker.BrokerListeners;
+import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.RelayPolicy;
 import io.rmqgw.gateway.relay.RelaySession;
 import io.rmqgw.metrics.GatewayMetrics;
@@ -43,21 +44,18 @@ public final class NamesrvRelayPolicy implements RelayPolicy {
 
     private static final Object CLUSTER_REQUEST = new Object();
 
-    private final NamesrvAddresses namesrv;
+    private final RelayContext context;
     private final BrokerListeners brokers;
     private final RouteCache routes;
     private final GatewayMetrics metrics;
     private final Readiness readiness;
-    private final long requestTimeoutNanos;
 
-    public NamesrvRelayPolicy(NamesrvAddresses namesrv, BrokerListeners brokers, RouteCache routes,
-                              GatewayMetrics metrics, Readiness readiness, long requestTimeoutNanos) {
-        this.namesrv = namesrv;
+    public NamesrvRelayPolicy(RelayContext context, BrokerListeners brokers, RouteCache routes, Readiness readiness) {
+        this.context = context;
         this.brokers = brokers;
         this.routes = routes;
-        this.metrics = metrics;
+        this.metrics = context.metrics();
         this.readiness = readiness;
-        this.requestTimeoutNanos = requestTimeoutNanos;
     }
 
     @Override
@@ -67,6 +65,10 @@ public final class NamesrvRelayPolicy implements RelayPolicy {
 
     @Override
     public List<String> upstreamTargets() {
+        NamesrvAddresses namesrv = context.upstream().namesrv();
+        if (namesrv == null) {
+            return List.of();
+        }
         List<Integer> order = namesrv.failoverOrder();
         List<String> targets = new java.util.ArrayList<>(order.size());
         for (int index : order) {
@@ -78,7 +80,8 @@ public final class NamesrvRelayPolicy implements RelayPolicy {
     @Override
     public void upstreamResult(String target, boolean connected) {
         metrics.namesrvUp(target, connected);
-        for (int i = 0; i < namesrv.size(); i++) {
+        NamesrvAddresses namesrv = context.upstream().namesrv();
+        for (int i = 0; namesrv != null && i < namesrv.size(); i++) {
             if (namesrv.get(i).toString().equals(target)) {
                 if (connected) {
                     namesrv.markGood(i);
@@ -97,7 +100,7 @@ public final class NamesrvRelayPolicy implements RelayPolicy {
 
     @Override
     public long timeoutNanos(int requestCode) {
-        return requestTimeoutNanos;
+        return context.upstream().requestTimeoutNanos();
     }
 
     @Override

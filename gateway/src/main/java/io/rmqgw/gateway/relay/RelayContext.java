@@ -17,15 +17,15 @@ public final class RelayContext {
     private final Transport transport;
     private final GatewayMetrics metrics;
     private final int maxFrameLength;
-    private final int connectTimeoutMillis;
+    private volatile UpstreamSettings upstream;
     private final Set<RelaySession> sessions = ConcurrentHashMap.newKeySet();
     private final Set<String> upstreamLocalAddresses = ConcurrentHashMap.newKeySet();
 
-    public RelayContext(Transport transport, GatewayMetrics metrics, int maxFrameLength, int connectTimeoutMillis) {
+    public RelayContext(Transport transport, GatewayMetrics metrics, int maxFrameLength, UpstreamSettings upstream) {
         this.transport = transport;
         this.metrics = metrics;
         this.maxFrameLength = maxFrameLength;
-        this.connectTimeoutMillis = connectTimeoutMillis;
+        this.upstream = upstream;
     }
 
     public Transport transport() {
@@ -40,8 +40,14 @@ public final class RelayContext {
         return maxFrameLength;
     }
 
-    int connectTimeoutMillis() {
-        return connectTimeoutMillis;
+    /** The current upstream settings (replaced by a reload). */
+    public UpstreamSettings upstream() {
+        return upstream;
+    }
+
+    /** Applies reloaded upstream settings to every later dial and request. */
+    public void upstream(UpstreamSettings settings) {
+        this.upstream = settings;
     }
 
     void register(RelaySession session) {

@@ -131,7 +131,7 @@ public final class RelaySession {
         Bootstrap b = new Bootstrap()
             .group(client.eventLoop())
             .channel(context.transport().socketChannel())
-            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, context.connectTimeoutMillis())
+            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, context.upstream().connectTimeoutMillis())
             .option(ChannelOption.TCP_NODELAY, true)
             .option(ChannelOption.WRITE_BUFFER_WATER_MARK, RelayContext.WATER_MARK)
             .handler(new ChannelInitializer<SocketChannel>() {
