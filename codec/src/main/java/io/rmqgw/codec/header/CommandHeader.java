@@ -1,0 +1,718 @@
+package io.rmqgw.codec.header;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.util.ReferenceCounted;
+import io.rmqgw.codec.frame.MalformedFrameException;
+import io.rmqgw.codec.frame.MalformedReason;
+import io.rmqgw.codec.frame.RemotingHeader;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.rocketmq.remoting.protocol.LanguageCode;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
+
+/**
+ * A decoded remoting header: the envelope (code, language, version, opaque, flag, remark) and every
+ * extFields entry exactly as it arrived, in order, unknown keys included (ACL signatures,
+ * {@code bname}, {@code lo}, {@code ns}, ...). Subclasses add typed, allocation-free access to the
+ * fields the gateway needs; {@link #encode(SerializeType, ByteBuf)} writes the header in either
+ * encoding, so a header read as JSON can go out as ROCKETMQ binary and back without losing an entry.
+ *
+ * <h2>Storage</h2>
+ * The entries are kept as raw bytes in the ROCKETMQ binary layout ({@code short keyLength, key,
+ * int valueLength, value}) in one buffer, the <em>image</em>: for a binary header a retained slice of
+ * the frame itself (nothing copied), for a JSON header a pooled buffer the streaming parser wrote
+ * them into. Re-encoding to binary is then one bulk copy. Strings are made only when asked for.
+ *
+ * <p>Reference counted: a decoded header holds one reference to its image (and, for a binary header,
+ * so to the frame's memory) until its own count drops to zero. The count is a plain field, not an
+ * atomic one: a header has one owner at a time (an event loop), like the frame it came from.
+ *
+ * <h2>Null and empty values</h2>
+ * As in rocketmq-remoting: in the binary encoding a zero length means null, so an empty JSON string
+ * goes out as a zero-length binary value, and a zero-length binary value (or key) is omitted from
+ * JSON output, exactly as {@code RemotingCommand} does after decoding it to null. A JSON
+ * {@code null} value is dropped on decode (RemotingCommand drops it on encode). A header decoded from
+ * JSON writes its empty strings back to JSON as {@code ""}.
+ */
+public abstract class CommandHeader implements ReferenceCounted {
+
+    /** Returned by int accessors when the field is absent or not a valid number. */
+    public static final int ABSENT_INT = Integer.MIN_VALUE;
+    /** Returned by long accessors when the field is absent or not a valid number. */
+    public static final long ABSENT_LONG = Long.MIN_VALUE;
+
+    /** code(2) language(1) version(2) opaque(4) flag(4) remarkLength(4) extFieldsLength(4). */
+    static final int BINARY_FIXED_LENGTH = 21;
+
+    private static final int RESPONSE_BIT = 1;
+    private static final int ONEWAY_BIT = 1 << 1;
+
+    private static final byte[][] LANGUAGE_NAMES = new byte[256][];
+    private static final LanguageCode[] LANGUAGES = LanguageCode.values();
+
+    static {
+        for (LanguageCode language : LANGUAGES) {
+            LANGUAGE_NAMES[language.getCode() & 0xFF] = Ascii.bytes(language.name());
+        }
+    }
+
+    final HeaderKind kind;
+    final int[] slots;
+
+    SerializeType source;
+    int code;
+    /** The language byte as on the wire; names map to codes, unknown names to OTHER. */
+    byte language;
+    int version;
+    int opaque;
+    int flag;
+
+    /** The remark as a String (JSON source, or set); null when absent or still raw in the image. */
+    String remark;
+    /** Raw remark bytes in the image (binary source), or -1. */
+    int remarkIndex = -1;
+    int remarkLength;
+
+    /** Whether the header has an extFields object/section at all (written back as such). */
+    boolean extPresent;
+    ByteBuf image;
+    int entriesStart;
+    int entriesEnd;
+    int entryCount;
+    private int[] offsets;
+    private int refs = 1;
+
+    CommandHeader(HeaderKind kind) {
+        this.kind = kind;
+        this.slots = kind.keys.size() == 0 ? NO_SLOTS : new int[kind.keys.size()];
+    }
+
+    private static final int[] NO_SLOTS = new int[0];
+
+    // ---- envelope ----
+
+    public HeaderKind kind() {
+        return kind;
+    }
+
+    /** The encoding this header was decoded from; decides how zero-length values read (see class doc). */
+    public SerializeType sourceEncoding() {
+        return source;
+    }
+
+    public int code() {
+        return code;
+    }
+
+    /** The language byte as on the wire. */
+    public byte languageCode() {
+        return language;
+    }
+
+    /** The language, or null for a byte no {@link LanguageCode} has. */
+    public LanguageCode language() {
+        for (LanguageCode l : LANGUAGES) {
+            if (l.getCode() == language) {
+                return l;
+            }
+        }
+        return null;
+    }
+
+    public int version() {
+        return version;
+    }
+
+    public int opaque() {
+        return opaque;
+    }
+
+    public int flag() {
+        return flag;
+    }
+
+    public boolean isResponse() {
+        return (flag & RESPONSE_BIT) != 0;
+    }
+
+    public boolean isOneway() {
+        return (flag & ONEWAY_BIT) != 0;
+    }
+
+    /** The remark; null when absent (a zero-length binary remark is absent, as in rocketmq-remoting). */
+    public String remark() {
+        if (remark == null && remarkIndex >= 0) {
+            remark = image.toString(remarkIndex, remarkLength, StandardCharsets.UTF_8);
+            remarkIndex = -1;
+        }
+        return remark;
+    }
+
+    public CommandHeader setCode(int code) {
+        this.code = code;
+        return this;
+    }
+
+    public CommandHeader setOpaque(int opaque) {
+        this.opaque = opaque;
+        return this;
+    }
+
+    public CommandHeader setFlag(int flag) {
+        this.flag = flag;
+        return this;
+    }
+
+    public CommandHeader setVersion(int version) {
+        this.version = version;
+        return this;
+    }
+
+    public CommandHeader setLanguage(LanguageCode language) {
+        this.language = language.getCode();
+        return this;
+    }
+
+    public CommandHeader setRemark(String remark) {
+        this.remark = remark;
+        this.remarkIndex = -1;
+        return this;
+    }
+
+    // ---- entries ----
+
+    /** Whether the header carries an extFields section (possibly empty). */
+    public boolean hasExtFields() {
+        return extPresent;
+    }
+
+    /** The number of extFields entries, duplicates and empty ones included. */
+    public int entryCount() {
+        return entryCount;
+    }
+
+    /** The key of entry {@code index} (in wire order); null for a zero-length binary key. */
+    public String key(int index) {
+        int e = entryOffset(index);
+        int keyLength = image.getShort(e);
+        return stringOrNull(e + 2, keyLength);
+    }
+
+    /** The value of entry {@code index} (in wire order); see the class doc for empty values. */
+    public String value(int index) {
+        int e = entryOffset(index);
+        int v = e + 2 + image.getShort(e);
+        return stringOrNull(v + 4, image.getInt(v));
+    }
+
+    /** The value of the last entry named {@code key} (the one a receiver's map keeps), or null. */
+    public String get(String key) {
+        int e = find(key);
+        if (e < 0) {
+            return null;
+        }
+        int v = e + 2 + image.getShort(e);
+        return stringOrNull(v + 4, image.getInt(v));
+    }
+
+    public boolean contains(String key) {
+        return find(key) >= 0;
+    }
+
+    /**
+     * Every entry in wire order as a new map (a later duplicate key replaces the earlier value, as in
+     * any receiver's map). For tests, logging and the generic path; the hot path uses the typed views.
+     */
+    public Map<String, String> extFields() {
+        if (!extPresent) {
+            return null;
+        }
+        Map<String, String> map = new LinkedHashMap<>();
+        for (int i = 0; i < entryCount; i++) {
+            map.put(key(i), value(i));
+        }
+        return map;
+    }
+
+    /** Sets {@code key} to {@code value}: replaces the entry in place (dropping later duplicates) or appends it. */
+    public CommandHeader put(String key, CharSequence value) {
+        rebuild(key, value.toString().getBytes(StandardCharsets.UTF_8));
+        return this;
+    }
+
+    /** {@link #put(String, CharSequence)} with a decimal number. */
+    public CommandHeader putLong(String key, long value) {
+        byte[] digits = new byte[Ascii.decimalLength(value)];
+        Ascii.putDecimal(digits, 0, value);
+        rebuild(key, digits);
+        return this;
+    }
+
+    /** Removes every entry named {@code key}. */
+    public CommandHeader remove(String key) {
+        if (find(key) >= 0) {
+            rebuild(key, null);
+        }
+        return this;
+    }
+
+    // ---- typed access for subclasses ----
+
+    /** Whether the typed field in {@code slot} is present. */
+    final boolean has(int slot) {
+        return slots[slot] >= 0;
+    }
+
+    /** Index of the value bytes of the field in {@code slot} in {@link #image()}, or -1. */
+    final int valueIndex(int slot) {
+        int e = slots[slot];
+        return e < 0 ? -1 : e + 2 + image.getShort(e) + 4;
+    }
+
+    /** Length of the value bytes of the field in {@code slot}, or -1 when absent. */
+    final int valueLength(int slot) {
+        int e = slots[slot];
+        return e < 0 ? -1 : image.getInt(e + 2 + image.getShort(e));
+    }
+
+    final String string(int slot) {
+        int e = slots[slot];
+        if (e < 0) {
+            return null;
+        }
+        int v = e + 2 + image.getShort(e);
+        return stringOrNull(v + 4, image.getInt(v));
+    }
+
+    final long longValue(int slot) {
+        int e = slots[slot];
+        if (e < 0) {
+            return ABSENT_LONG;
+        }
+        int v = e + 2 + image.getShort(e);
+        return Ascii.parseLong(image, v + 4, image.getInt(v), ABSENT_LONG);
+    }
+
+    final int intValue(int slot) {
+        long v = longValue(slot);
+        return v < Integer.MIN_VALUE || v > Integer.MAX_VALUE ? ABSENT_INT : (int) v;
+    }
+
+    /** Boolean.parseBoolean of the field: absent or anything but "true" is false. */
+    final boolean booleanValue(int slot) {
+        int e = slots[slot];
+        if (e < 0) {
+            return false;
+        }
+        int v = e + 2 + image.getShort(e);
+        return Ascii.parseBoolean(image, v + 4, image.getInt(v));
+    }
+
+    final CommandHeader putSlot(int slot, long value) {
+        return putLong(requireKey(slot), value);
+    }
+
+    final CommandHeader putSlot(int slot, CharSequence value) {
+        return put(requireKey(slot), value);
+    }
+
+    private String requireKey(int slot) {
+        String key = kind.keys.name(slot);
+        if (key == null) {
+            throw new UnsupportedOperationException(kind + " has no key for this field");
+        }
+        return key;
+    }
+
+    /**
+     * The buffer holding the raw entries (and, for binary headers, the remark), for zero-copy checks
+     * of a value's bytes with {@link #valueIndex(int)}-style offsets. Not retained.
+     */
+    public ByteBuf image() {
+        return image;
+    }
+
+    // ---- encoding ----
+
+    /**
+     * Whether this header can be written in {@code type}. The binary encoding holds code and version
+     * in 16 bits: a code such as POP_MESSAGE (200050) cannot be sent as ROCKETMQ (rocketmq-remoting
+     * would silently truncate it), so such a header must stay JSON.
+     */
+    public boolean canEncode(SerializeType type) {
+        return type != SerializeType.ROCKETMQ
+            || (code == (short) code && version == (short) version);
+    }
+
+    /** Exact bytes of the ROCKETMQ binary encoding. */
+    public int binaryLength() {
+        return BINARY_FIXED_LENGTH + remarkBinaryLength() + (entriesEnd - entriesStart);
+    }
+
+    /** Writes the header in {@code type} to {@code out} (made writable for it); returns the bytes written. */
+    public int encode(SerializeType type, ByteBuf out) {
+        if (type == SerializeType.ROCKETMQ) {
+            return writeBinary(out);
+        }
+        Scratch scratch = Scratch.get();
+        int n = renderJson(scratch);
+        out.writeBytes(scratch.lastOut, 0, n);
+        return n;
+    }
+
+    /** Bytes of the encoding in {@code type} (for JSON this renders the header once). */
+    public int encodedLength(SerializeType type) {
+        return type == SerializeType.ROCKETMQ ? binaryLength() : renderJson(Scratch.get());
+    }
+
+    private int remarkBinaryLength() {
+        if (remarkIndex >= 0) {
+            return remarkLength;
+        }
+        return remark == null || remark.isEmpty() ? 0 : ByteBufUtil.utf8Bytes(remark);
+    }
+
+    /** Throws {@link IllegalStateException} unless {@link #canEncode(SerializeType)}. */
+    final void requireEncodable(SerializeType type) {
+        if (!canEncode(type)) {
+            throw new IllegalStateException("code " + code + " / version " + version + " does not fit the binary header");
+        }
+    }
+
+    int writeBinary(ByteBuf out) {
+        requireEncodable(SerializeType.ROCKETMQ);
+        int length = binaryLength();
+        out.ensureWritable(length);
+        out.writeShort(code);
+        out.writeByte(language);
+        out.writeShort(version);
+        out.writeInt(opaque);
+        out.writeInt(flag);
+        if (remarkIndex >= 0) {
+            out.writeInt(remarkLength);
+            out.writeBytes(image, remarkIndex, remarkLength);
+        } else if (remark == null || remark.isEmpty()) {
+            out.writeInt(0);
+        } else {
+            out.writeInt(ByteBufUtil.utf8Bytes(remark));
+            out.writeCharSequence(remark, StandardCharsets.UTF_8);
+        }
+        int extLength = entriesEnd - entriesStart;
+        out.writeInt(extLength);
+        if (extLength > 0) {
+            out.writeBytes(image, entriesStart, extLength);
+        }
+        return length;
+    }
+
+    private static final byte[] J_CODE = Ascii.bytes("{\"code\":");
+    private static final byte[] J_EXT = Ascii.bytes(",\"extFields\":{");
+    private static final byte[] J_FLAG = Ascii.bytes(",\"flag\":");
+    private static final byte[] J_LANGUAGE = Ascii.bytes(",\"language\":\"");
+    private static final byte[] J_OPAQUE = Ascii.bytes(",\"opaque\":");
+    private static final byte[] J_REMARK = Ascii.bytes(",\"remark\":\"");
+    private static final byte[] J_TAIL = Ascii.bytes(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
+
+    /**
+     * Renders the JSON encoding into the thread's scratch array ({@code scratch.lastOut}); returns its
+     * length. Field order and names are those of fastjson's RemotingCommand output.
+     */
+    int renderJson(Scratch scratch) {
+        int extLength = entriesEnd - entriesStart;
+        byte[] remarkBytes = null;
+        int remarkOff = 0;
+        int remarkLen = 0;
+        int rawRemark = remarkIndex >= 0 ? remarkLength : 0;
+        byte[] in = scratch.in(extLength + rawRemark);
+        if (extLength > 0) {
+            image.getBytes(entriesStart, in, 0, extLength);
+        }
+        if (rawRemark > 0) {
+            image.getBytes(remarkIndex, in, extLength, rawRemark);
+            remarkBytes = in;
+            remarkOff = extLength;
+            remarkLen = rawRemark;
+        } else if (remark != null) {
+            remarkBytes = remark.getBytes(StandardCharsets.UTF_8);
+            remarkLen = remarkBytes.length;
+        }
+        byte[] name = LANGUAGE_NAMES[language & 0xFF];
+        int bound = 160 + 6 * (extLength + remarkLen);
+        byte[] o = scratch.out(bound);
+        scratch.lastOut = o;
+        int p = Ascii.put(o, 0, J_CODE);
+        p = Ascii.putDecimal(o, p, code);
+        if (extPresent) {
+            p = Ascii.put(o, p, J_EXT);
+            p = renderEntries(in, extLength, o, p);
+            o[p++] = '}';
+        }
+        p = Ascii.put(o, p, J_FLAG);
+        p = Ascii.putDecimal(o, p, flag);
+        if (name != null) {
+            p = Ascii.put(o, p, J_LANGUAGE);
+            p = Ascii.put(o, p, name);
+            o[p++] = '"';
+        }
+        p = Ascii.put(o, p, J_OPAQUE);
+        p = Ascii.putDecimal(o, p, opaque);
+        if (remarkBytes != null) {
+            p = Ascii.put(o, p, J_REMARK);
+            p = Ascii.putJsonEscaped(o, p, remarkBytes, remarkOff, remarkLen);
+            o[p++] = '"';
+        }
+        p = Ascii.put(o, p, J_TAIL);
+        p = Ascii.putDecimal(o, p, version);
+        o[p++] = '}';
+        return p;
+    }
+
+    private int renderEntries(byte[] in, int extLength, byte[] o, int p) {
+        boolean zeroIsNull = source == SerializeType.ROCKETMQ;
+        boolean first = true;
+        int pos = 0;
+        while (pos < extLength) {
+            int keyLength = ((in[pos] & 0xFF) << 8) | (in[pos + 1] & 0xFF);
+            int key = pos + 2;
+            int v = key + keyLength;
+            int valueLength = ((in[v] & 0xFF) << 24) | ((in[v + 1] & 0xFF) << 16) | ((in[v + 2] & 0xFF) << 8) | (in[v + 3] & 0xFF);
+            int value = v + 4;
+            pos = value + valueLength;
+            if (zeroIsNull && (keyLength == 0 || valueLength == 0)) {
+                continue;
+            }
+            if (!first) {
+                o[p++] = ',';
+            }
+            first = false;
+            o[p++] = '"';
+            p = Ascii.putJsonEscaped(o, p, in, key, keyLength);
+            o[p++] = '"';
+            o[p++] = ':';
+            o[p++] = '"';
+            p = Ascii.putJsonEscaped(o, p, in, value, valueLength);
+            o[p++] = '"';
+        }
+        return p;
+    }
+
+    /** The generic decoded form (extFields copied into a map), for code that works with {@link RemotingHeader}. */
+    public RemotingHeader toRemotingHeader() {
+        LanguageCode l = language();
+        return new RemotingHeader(code, l == null ? LanguageCode.OTHER : l, version, opaque, flag, remark(), extFields());
+    }
+
+    // ---- internals ----
+
+    private String stringOrNull(int index, int length) {
+        if (length == 0) {
+            return source == SerializeType.ROCKETMQ ? null : "";
+        }
+        return image.toString(index, length, StandardCharsets.UTF_8);
+    }
+
+    private int entryOffset(int index) {
+        if (index < 0 || index >= entryCount) {
+            throw new IndexOutOfBoundsException("entry " + index + " of " + entryCount);
+        }
+        if (offsets == null) {
+            int[] o = new int[entryCount];
+            int e = entriesStart;
+            for (int i = 0; i < entryCount; i++) {
+                o[i] = e;
+                int v = e + 2 + image.getShort(e);
+                e = v + 4 + image.getInt(v);
+            }
+            offsets = o;
+        }
+        return offsets[index];
+    }
+
+    /** Image index of the last entry named {@code key}, or -1. */
+    private int find(String key) {
+        int slot = kind.keys.find(key);
+        if (slot >= 0) {
+            return slots[slot];
+        }
+        byte[] k = key.getBytes(StandardCharsets.UTF_8);
+        int found = -1;
+        int e = entriesStart;
+        while (e < entriesEnd) {
+            int keyLength = image.getShort(e);
+            if (keyLength == k.length && keyEquals(e + 2, k)) {
+                found = e;
+            }
+            int v = e + 2 + keyLength;
+            e = v + 4 + image.getInt(v);
+        }
+        return found;
+    }
+
+    private boolean keyEquals(int index, byte[] k) {
+        for (int i = 0; i < k.length; i++) {
+            if (image.getByte(index + i) != k[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Rewrites the entries with {@code key} set to {@code value} (null: removed) into a new image. */
+    private void rebuild(String key, byte[] value) {
+        byte[] k = key.getBytes(StandardCharsets.UTF_8);
+        if (k.length > Short.MAX_VALUE) {
+            throw new IllegalArgumentException("key longer than " + Short.MAX_VALUE + " bytes");
+        }
+        remark(); // the new image holds entries only
+        int extLength = entriesEnd - entriesStart;
+        byte[] old = new byte[extLength];
+        image.getBytes(entriesStart, old);
+        ByteBuf next = image.alloc().buffer(extLength + k.length + (value == null ? 0 : value.length) + 6);
+        try {
+            boolean written = false;
+            int pos = 0;
+            while (pos < extLength) {
+                int keyLength = ((old[pos] & 0xFF) << 8) | (old[pos + 1] & 0xFF);
+                int v = pos + 2 + keyLength;
+                int valueLength = ((old[v] & 0xFF) << 24) | ((old[v + 1] & 0xFF) << 16) | ((old[v + 2] & 0xFF) << 8) | (old[v + 3] & 0xFF);
+                int end = v + 4 + valueLength;
+                boolean match = keyLength == k.length && java.util.Arrays.equals(old, pos + 2, v, k, 0, k.length);
+                if (!match) {
+                    next.writeBytes(old, pos, end - pos);
+                } else if (value != null && !written) {
+                    writeEntry(next, k, value);
+                    written = true;
+                }
+                pos = end;
+            }
+            if (value != null && !written) {
+                writeEntry(next, k, value);
+            }
+        } catch (RuntimeException e) {
+            next.release();
+            throw e;
+        }
+        ByteBuf previous = image;
+        image = next;
+        previous.release();
+        entriesStart = 0;
+        entriesEnd = next.writerIndex();
+        extPresent = true;
+        offsets = null;
+        byte[] copy = new byte[entriesEnd];
+        next.getBytes(0, copy);
+        index(copy, 0, entriesEnd, 0);
+    }
+
+    private static void writeEntry(ByteBuf out, byte[] key, byte[] value) {
+        out.writeShort(key.length);
+        out.writeBytes(key);
+        out.writeInt(value.length);
+        out.writeBytes(value);
+    }
+
+    /**
+     * Walks the entries in {@code a[off, end)}, checking every length against the section, and fills
+     * the typed slots with image indexes ({@code base} + offset from {@code off}); the last occurrence
+     * of a key wins, as in the receiver's map.
+     */
+    final void index(byte[] a, int off, int end, int base) {
+        java.util.Arrays.fill(slots, -1);
+        KeyTable keys = kind.keys;
+        boolean typed = keys.size() > 0;
+        int count = 0;
+        int pos = off;
+        while (pos < end) {
+            if (end - pos < 6) {
+                throw truncatedEntry(pos - off);
+            }
+            int keyLength = (short) (((a[pos] & 0xFF) << 8) | (a[pos + 1] & 0xFF));
+            if (keyLength < 0 || keyLength > end - pos - 6) {
+                throw truncatedEntry(pos - off);
+            }
+            int v = pos + 2 + keyLength;
+            int valueLength = ((a[v] & 0xFF) << 24) | ((a[v + 1] & 0xFF) << 16) | ((a[v + 2] & 0xFF) << 8) | (a[v + 3] & 0xFF);
+            if (valueLength < 0 || valueLength > end - v - 4) {
+                throw truncatedEntry(pos - off);
+            }
+            if (typed) {
+                int slot = keys.find(a, pos + 2, keyLength);
+                if (slot >= 0) {
+                    slots[slot] = base + (pos - off);
+                }
+            }
+            count++;
+            pos = v + 4 + valueLength;
+        }
+        entryCount = count;
+    }
+
+    private static MalformedFrameException truncatedEntry(int offset) {
+        return new MalformedFrameException(MalformedReason.TRUNCATED_BINARY_FIELD,
+            "extFields entry at offset " + offset + " runs past its field");
+    }
+
+    @Override
+    public int refCnt() {
+        return refs;
+    }
+
+    @Override
+    public CommandHeader retain() {
+        return retain(1);
+    }
+
+    @Override
+    public CommandHeader retain(int increment) {
+        if (increment <= 0 || refs <= 0) {
+            throw new io.netty.util.IllegalReferenceCountException(refs, increment);
+        }
+        refs += increment;
+        return this;
+    }
+
+    @Override
+    public CommandHeader touch() {
+        image.touch();
+        return this;
+    }
+
+    @Override
+    public CommandHeader touch(Object hint) {
+        image.touch(hint);
+        return this;
+    }
+
+    @Override
+    public boolean release() {
+        return release(1);
+    }
+
+    @Override
+    public boolean release(int decrement) {
+        if (decrement <= 0 || decrement > refs) {
+            throw new io.netty.util.IllegalReferenceCountException(refs, -decrement);
+        }
+        refs -= decrement;
+        if (refs == 0) {
+            image.release();
+            return true;
+        }
+        return false;
+    }
+
+    /** For subclasses' and tests' toString: envelope plus entries. */
+    @Override
+    public String toString() {
+        StringBuilder sb = new StringBuilder(64 + 2 * (entriesEnd - entriesStart));
+        sb.append(getClass().getSimpleName()).append("{code=").append(code).append(", opaque=").append(opaque)
+            .append(", flag=").append(flag).append(", language=").append(language).append(", version=").append(version)
+            .append(", source=").append(source);
+        if (refCnt() > 0) {
+            sb.append(", remark=").append(remark()).append(", extFields=").append(extFields());
+        }
+        return sb.append('}').toString();
+    }
+}

@@ -1,0 +1,129 @@
+package io.rmqgw.codec.header;
+
+import io.rmqgw.codec.name.NameCheck;
+import io.rmqgw.codec.name.NameValidator;
+
+/**
+ * SEND_MESSAGE (long field names), SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE (short names a..n) request
+ * headers: one view, the field names chosen by {@link #kind()}.
+ */
+public final class SendRequestHeader extends CommandHeader {
+
+    static final int PRODUCER_GROUP = 0;
+    static final int TOPIC = 1;
+    static final int DEFAULT_TOPIC = 2;
+    static final int DEFAULT_TOPIC_QUEUE_NUMS = 3;
+    static final int QUEUE_ID = 4;
+    static final int SYS_FLAG = 5;
+    static final int BORN_TIMESTAMP = 6;
+    static final int FLAG = 7;
+    static final int PROPERTIES = 8;
+    static final int RECONSUME_TIMES = 9;
+    static final int UNIT_MODE = 10;
+    static final int MAX_RECONSUME_TIMES = 11;
+    static final int BATCH = 12;
+    /** V2 field {@code n}: the target broker name (5.x clients and 4.9.5+ via createSendMessageRequestHeaderV2). */
+    static final int BROKER_NAME_V2 = 13;
+    static final int BNAME = 14;
+    static final int NAMESPACE = 15;
+    static final int NAMESPACED = 16;
+    static final int ONEWAY = 17;
+    static final int LOGICAL = 18;
+
+    SendRequestHeader(HeaderKind kind) {
+        super(kind);
+    }
+
+    /** True for the short-name layout (SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE). */
+    public boolean isV2() {
+        return kind == HeaderKind.SEND_V2;
+    }
+
+    public String producerGroup() {
+        return string(PRODUCER_GROUP);
+    }
+
+    public String topic() {
+        return string(TOPIC);
+    }
+
+    public String defaultTopic() {
+        return string(DEFAULT_TOPIC);
+    }
+
+    public int defaultTopicQueueNums() {
+        return intValue(DEFAULT_TOPIC_QUEUE_NUMS);
+    }
+
+    public int queueId() {
+        return intValue(QUEUE_ID);
+    }
+
+    public int sysFlag() {
+        return intValue(SYS_FLAG);
+    }
+
+    public long bornTimestamp() {
+        return longValue(BORN_TIMESTAMP);
+    }
+
+    /** The message flag (field {@code flag} / {@code h}), not the frame flag. */
+    public int messageFlag() {
+        return intValue(FLAG);
+    }
+
+    /** The message properties string ({@code key\u0001value\u0002...}). */
+    public String properties() {
+        return string(PROPERTIES);
+    }
+
+    public int reconsumeTimes() {
+        return intValue(RECONSUME_TIMES);
+    }
+
+    public boolean unitMode() {
+        return booleanValue(UNIT_MODE);
+    }
+
+    public int maxReconsumeTimes() {
+        return intValue(MAX_RECONSUME_TIMES);
+    }
+
+    public boolean batch() {
+        return booleanValue(BATCH);
+    }
+
+    /** The broker the client meant: V2 field {@code n}, else the RPC header's {@code bname}; null when neither. */
+    public String brokerName() {
+        return has(BROKER_NAME_V2) ? string(BROKER_NAME_V2) : string(BNAME);
+    }
+
+    /** The RPC header's {@code ns} (namespace), or null. */
+    public String namespace() {
+        return string(NAMESPACE);
+    }
+
+    /** The RPC header's {@code oway} (oneway) flag. */
+    public boolean onewayField() {
+        return booleanValue(ONEWAY);
+    }
+
+    /** Checks the topic as a broker checks it on a send (forbidden system topics included), on the raw bytes. */
+    public NameCheck checkTopic(NameValidator validator) {
+        return validator.checkSendTopic(image, valueIndex(TOPIC), valueLength(TOPIC));
+    }
+
+    public NameCheck checkGroup(NameValidator validator) {
+        return validator.checkGroup(image, valueIndex(PRODUCER_GROUP), valueLength(PRODUCER_GROUP));
+    }
+
+    public SendRequestHeader setQueueId(int queueId) {
+        putSlot(QUEUE_ID, queueId);
+        return this;
+    }
+
+    public SendRequestHeader setTopic(String topic) {
+        putSlot(TOPIC, topic);
+        return this;
+    }
+}
