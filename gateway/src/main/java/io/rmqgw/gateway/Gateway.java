@@ -7,6 +7,7 @@ import io.rmqgw.gateway.admin.AdminServer;
 import io.rmqgw.gateway.admin.Readiness;
 import io.rmqgw.gateway.broker.BrokerListeners;
 import io.rmqgw.gateway.config.GatewayConfig;
+import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.config.HostPort;
 import io.rmqgw.gateway.namesrv.ClusterDiscovery;
 import io.rmqgw.gateway.namesrv.NamesrvRelayPolicy;
@@ -68,6 +69,7 @@ public final class Gateway implements AutoCloseable {
             admin = config.admin().enabled() ? AdminServer.start(config.admin().listen(), metrics, readiness) : null;
             RelayContext context = new RelayContext(transport, metrics, config.maxFrameLength(),
                 UpstreamSettings.of(config.upstream()));
+            context.edge(EdgeSettings.of(config));
             BrokerListeners brokers = new BrokerListeners(context, config.listen().host(), config.advertiseHost(),
                 new BrokerPortMap(config.brokerPorts().from(), config.brokerPorts().to()));
             List<String> namesrvList = config.upstream().namesrv().stream().map(HostPort::toString).toList();
@@ -135,6 +137,11 @@ public final class Gateway implements AutoCloseable {
             context.upstream(UpstreamSettings.of(next.upstream()));
             applied.add("upstream");
         }
+        if (!current.names().equals(next.names()) || !current.downstream().equals(next.downstream())
+            || current.upstream().headerEncoding() != next.upstream().headerEncoding()) {
+            context.edge(EdgeSettings.of(next));
+            applied.add("names, header encodings");
+        }
         if (!current.admin().topicLabels().equals(next.admin().topicLabels())
             || !current.admin().topicLabelLimit().equals(next.admin().topicLabelLimit())) {
             metrics.topicLabels(next.admin().topicLabels(), next.admin().topicLabelLimit());
@@ -155,7 +162,7 @@ public final class Gateway implements AutoCloseable {
         config = new GatewayConfig(current.listen(), current.advertiseHost(), current.brokerPorts(), next.upstream(),
             current.routes(), current.maxFrameLength(), next.drainTimeout(), current.embedded(),
             new io.rmqgw.gateway.config.AdminConfig(current.admin().enabled(), current.admin().listen(),
-                next.admin().topicLabels(), next.admin().topicLabelLimit()));
+                next.admin().topicLabels(), next.admin().topicLabelLimit()), next.downstream(), next.names());
         ReloadResult result = new ReloadResult(applied, needsRestart);
         log.info("reload: applied {}, needs restart {}", applied, needsRestart);
         return result;

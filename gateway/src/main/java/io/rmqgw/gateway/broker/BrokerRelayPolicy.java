@@ -2,23 +2,31 @@ package io.rmqgw.gateway.broker;
 
 import io.netty.buffer.ByteBuf;
 import io.rmqgw.codec.frame.Frames;
-import io.rmqgw.codec.frame.HeaderCodec;
 import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.RemotingFrame;
-import io.rmqgw.codec.frame.RemotingHeader;
+import io.rmqgw.codec.header.CommandHeader;
+import io.rmqgw.codec.header.HeaderKind;
+import io.rmqgw.codec.header.HeaderTranscoder;
+import io.rmqgw.codec.header.PullRequestHeader;
+import io.rmqgw.codec.header.SendRequestHeader;
+import io.rmqgw.codec.header.SendResponseHeader;
 import io.rmqgw.codec.message.MessageIds;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.codec.message.StoredRecords;
+import io.rmqgw.gateway.edge.EdgeSettings;
+import io.rmqgw.gateway.edge.NameGuard;
+import io.rmqgw.gateway.edge.NameRefusal;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.RelayPolicy;
 import io.rmqgw.gateway.relay.RelaySession;
 import io.rmqgw.gateway.relay.UpstreamSettings;
 import io.rmqgw.metrics.GatewayMetrics;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The broker role: a client connection on a broker's gateway port relays to that broker. Frames
@@ -27,6 +35,8 @@ import org.apache.rocketmq.remoting.protocol.ResponseCode;
  * that query-by-id and everything derived from ids come back through the gateway.
  */
 final class BrokerRelayPolicy implements RelayPolicy {
+
+    private static final Logger log = LoggerFactory.getLogger(BrokerRelayPolicy.class);
 
     private static final String MSG_ID = "msgId";
     private static final String OFFSET_MSG_ID = "offsetMsgId";
@@ -76,11 +86,63 @@ final class BrokerRelayPolicy implements RelayPolicy {
     }
 
     @Override
-    public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response) {
+    public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
+        EdgeSettings edge = session.edge();
+        int code = request.code();
+        if (HeaderKind.forRequest(code) != HeaderKind.GENERIC) {
+            if (edge.names() == null && (edge.upstreamEncoding() == null || edge.upstreamEncoding() == request.encoding())) {
+                return request.content();
+            }
+            // one decode serves the name check and the re-encoding
+            CommandHeader header = HeaderTranscoder.decodeRequest(request);
+            NameRefusal refusal = null;
+            if (edge.names() != null) {
+                if (header instanceof SendRequestHeader send) {
+                    refusal = NameGuard.checkSend(send, edge);
+                } else if (header instanceof PullRequestHeader pull) {
+                    refusal = NameGuard.checkPull(pull, edge);
+                }
+            }
+            if (refusal != null) {
+                header.release();
+                refuse(session, request, refusal);
+                return null;
+            }
+            return session.reencodeForUpstream(request, header);
+        }
+        if (edge.names() != null) {
+            NameRefusal refusal = NameGuard.checkOther(request, edge);
+            if (refusal != null) {
+                refuse(session, request, refusal);
+                return null;
+            }
+        }
+        return session.reencodeForUpstream(request, null);
+    }
+
+    /** Answers a request with a bad name as a broker would, and never forwards it. Takes ownership. */
+    private void refuse(RelaySession session, RemotingFrame request, NameRefusal refusal) {
+        try {
+            metrics.nameRejected(refusal.check().label());
+            if (request.isOneway()) {
+                log.warn("client {}: oneway request code {} refused: {}", session.clientAddress(), request.code(),
+                    refusal.remark());
+                return;
+            }
+            session.answerLocally(Frames.errorResponse(session.client().alloc(), request.opaque(),
+                session.answerEncoding(request.encoding()), refusal.code(), refusal.remark()));
+        } finally {
+            request.release();
+        }
+    }
+
+    @Override
+    public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response,
+                              SerializeType requestEncoding) {
         switch (requestCode) {
             case RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE,
                  RequestCode.SEND_REPLY_MESSAGE, RequestCode.SEND_REPLY_MESSAGE_V2 -> {
-                return rewriteIdField(session, response, MSG_ID);
+                return sendAnswer(session, requestCode, response, requestEncoding);
             }
             case RequestCode.PULL_MESSAGE, RequestCode.LITE_PULL_MESSAGE, RequestCode.POP_MESSAGE,
                  RequestCode.QUERY_MESSAGE, RequestCode.VIEW_MESSAGE_BY_ID -> {
@@ -88,12 +150,30 @@ final class BrokerRelayPolicy implements RelayPolicy {
                     // in place: store hosts sit outside the body CRC, and the frame is ours
                     StoredRecords.rewriteStoreHosts(response.bodySlice(), storeHosts);
                 }
-                return response.content();
+                return session.reencodeForClient(response, null, requestEncoding);
             }
             default -> {
-                return response.content();
+                return session.reencodeForClient(response, null, requestEncoding);
             }
         }
+    }
+
+    /** A send answer names the stored message by offsetMsgId(s) in {@code msgId}: point them at the gateway. */
+    private ByteBuf sendAnswer(RelaySession session, int requestCode, RemotingFrame response, SerializeType requestEncoding) {
+        CommandHeader header;
+        try {
+            header = HeaderTranscoder.decodeResponse(response, requestCode);
+        } catch (MalformedFrameException e) {
+            // the client decodes what its broker sent; the gateway only declines to rewrite it
+            return response.content();
+        }
+        String ids = header instanceof SendResponseHeader send ? send.msgId() : header.get(MSG_ID);
+        String rewritten = ids == null ? null : MessageIds.rewriteList(ids, storeHosts);
+        if (rewritten == null || rewritten.equals(ids)) {
+            return session.reencodeForClient(response, header, requestEncoding);
+        }
+        header.put(MSG_ID, rewritten);
+        return session.rebuildForClient(response, header, requestEncoding);
     }
 
     @Override
@@ -103,48 +183,35 @@ final class BrokerRelayPolicy implements RelayPolicy {
                 if (request.bodyLength() > 0) {
                     StoredRecords.rewriteStoreHosts(request.bodySlice(), storeHosts);
                 }
-                return rewriteIdField(session, request, OFFSET_MSG_ID);
+                return checkBackRequest(session, request);
             }
             case RequestCode.CONSUME_MESSAGE_DIRECTLY -> {
                 if (request.bodyLength() > 0) {
                     StoredRecords.rewriteStoreHosts(request.bodySlice(), storeHosts);
                 }
-                return request.content();
+                return session.reencodeForClient(request, null, session.clientEncoding());
             }
             default -> {
-                return request.content();
+                return session.reencodeForClient(request, null, session.clientEncoding());
             }
         }
     }
 
-    /**
-     * Send answers carry offsetMsgId(s) in {@code msgId}, check-back requests in {@code offsetMsgId}:
-     * point them at the gateway. Takes ownership of {@code frame}.
-     */
-    private ByteBuf rewriteIdField(RelaySession session, RemotingFrame frame, String field) {
-        RemotingHeader header;
+    /** A transaction check-back names the half message by {@code offsetMsgId}: point it at the gateway. */
+    private ByteBuf checkBackRequest(RelaySession session, RemotingFrame request) {
+        CommandHeader header;
         try {
-            header = HeaderCodec.decodeHeader(frame);
+            header = HeaderTranscoder.decode(request, HeaderKind.GENERIC);
         } catch (MalformedFrameException e) {
-            // the client decodes what its broker sent; the gateway only declines to rewrite it
-            return frame.content();
+            return request.content();
         }
-        Map<String, String> ext = header.extFields();
-        String ids = ext == null ? null : ext.get(field);
-        if (ids == null) {
-            return frame.content();
+        String id = header.get(OFFSET_MSG_ID);
+        String rewritten = id == null ? null : MessageIds.rewriteList(id, storeHosts);
+        if (rewritten == null || rewritten.equals(id)) {
+            return session.reencodeForClient(request, header, session.clientEncoding());
         }
-        String rewritten = MessageIds.rewriteList(ids, storeHosts);
-        if (rewritten.equals(ids)) {
-            return frame.content();
-        }
-        Map<String, String> fields = new LinkedHashMap<>(ext);
-        fields.put(field, rewritten);
-        try {
-            return Frames.withHeader(session.client().alloc(), frame, header.withExtFields(fields), frame.encoding());
-        } finally {
-            frame.release();
-        }
+        header.put(OFFSET_MSG_ID, rewritten);
+        return session.rebuildForClient(request, header, session.clientEncoding());
     }
 
     @Override

@@ -266,6 +266,13 @@ public final class ConfigLoader {
         upstream.put("connect-timeout", formatDuration(config.upstream().connectTimeout()));
         upstream.put("request-timeout", formatDuration(config.upstream().requestTimeout()));
         upstream.put("long-poll-timeout", formatDuration(config.upstream().longPollTimeout()));
+        upstream.put("header-encoding", config.upstream().headerEncoding().label());
+        root.putObject("downstream").put("response-encoding", config.downstream().responseEncoding().label());
+        ObjectNode names = root.putObject("names");
+        names.put("check", config.names().check());
+        names.put("topic-max-length", config.names().topicMaxLength());
+        names.put("group-max-length", config.names().groupMaxLength());
+        names.put("legacy-brokers", config.names().legacyBrokers());
         root.putObject("routes").put("ttl", formatDuration(config.routes().ttl()));
         root.put("max-frame-length", config.maxFrameLength());
         root.put("drain-timeout", formatDuration(config.drainTimeout()));

@@ -18,10 +18,13 @@ import java.util.Objects;
  * @param drainTimeout   how long a stop lets in-flight requests finish
  * @param embedded       an in-process name server and broker behind the gateway
  * @param admin          the admin HTTP port (metrics, health); on by default when read from YAML
+ * @param downstream     what the gateway sends to clients
+ * @param names          topic and group name checks at the edge
  */
 public record GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
                             RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
-                            EmbeddedConfig embedded, AdminConfig admin) {
+                            EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream,
+                            NamesConfig names) {
 
     public static final int DEFAULT_MAX_FRAME_LENGTH = 16 * 1024 * 1024;
     public static final HostPort DEFAULT_LISTEN = new HostPort("127.0.0.1", 9876);
@@ -64,6 +67,8 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
             checkEmbeddedPorts(listen, brokerPorts, embedded);
         }
         admin = Objects.requireNonNullElse(admin, AdminConfig.DEFAULT);
+        downstream = Objects.requireNonNullElse(downstream, DownstreamConfig.DEFAULT);
+        names = Objects.requireNonNullElse(names, NamesConfig.DEFAULT);
         if (admin.enabled()) {
             checkAdminPort(listen, brokerPorts, embedded, admin);
         }
@@ -74,6 +79,13 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
      * gateways side by side; a fixed admin port would collide). YAML-read configurations get
      * {@link AdminConfig#DEFAULT} instead.
      */
+    public GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
+                         RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
+                         EmbeddedConfig embedded, AdminConfig admin) {
+        this(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout, embedded, admin,
+            null, null);
+    }
+
     public GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
                          RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
                          EmbeddedConfig embedded) {
@@ -118,8 +130,7 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
 
     /** A copy with the name servers replaced (the embedded cluster supplies its own). */
     public GatewayConfig withNamesrv(List<HostPort> namesrv) {
-        return new GatewayConfig(listen, advertiseHost, brokerPorts,
-            new UpstreamConfig(namesrv, upstream.connectTimeout(), upstream.requestTimeout(), upstream.longPollTimeout()),
-            routes, maxFrameLength, drainTimeout, embedded, admin);
+        return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream.withNamesrv(namesrv),
+            routes, maxFrameLength, drainTimeout, embedded, admin, downstream, names);
     }
 }

@@ -7,6 +7,9 @@ import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.HeaderCodec;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.frame.RemotingHeader;
+import io.rmqgw.codec.header.CommandHeader;
+import io.rmqgw.codec.header.HeaderKind;
+import io.rmqgw.codec.header.HeaderTranscoder;
 import io.rmqgw.gateway.admin.Readiness;
 import io.rmqgw.gateway.broker.BrokerListeners;
 import io.rmqgw.gateway.relay.RelayContext;
@@ -25,6 +28,7 @@ import java.util.concurrent.CompletableFuture;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -119,11 +123,13 @@ public final class NamesrvRelayPolicy implements RelayPolicy {
     }
 
     @Override
-    public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response) {
+    public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response,
+                              SerializeType requestEncoding) {
         readiness.namesrvAnswered();
         if (context == null || response.code() != ResponseCode.SUCCESS || response.bodyLength() == 0) {
-            return response.content();
+            return session.reencodeForClient(response, null, requestEncoding);
         }
+        SerializeType answerEncoding = session.answerEncoding(requestEncoding);
         byte[] body = ByteBufUtil.getBytes(response.bodySlice());
         Set<String> found;
         try {
@@ -131,14 +137,14 @@ public final class NamesrvRelayPolicy implements RelayPolicy {
         } catch (RuntimeException e) {
             response.release();
             log.warn("unreadable route answer for client {}: {}", session.clientAddress(), e.getMessage());
-            return Frames.errorResponse(session.client().alloc(), response.opaque(), response.encoding(),
+            return Frames.errorResponse(session.client().alloc(), response.opaque(), answerEncoding,
                 RemotingSysResponseCode.SYSTEM_ERROR, "gateway could not read the name server's answer: " + e.getMessage());
         }
         CompletableFuture<?>[] binds = found.stream().map(brokers::ensure).toArray(CompletableFuture[]::new);
         CompletableFuture.allOf(binds).whenComplete((ignored, failure) -> {
             try {
                 if (failure != null) {
-                    session.writeToClient(Frames.errorResponse(session.client().alloc(), response.opaque(), response.encoding(),
+                    session.writeToClient(Frames.errorResponse(session.client().alloc(), response.opaque(), answerEncoding,
                         RemotingSysResponseCode.SYSTEM_ERROR, rootMessage(failure)));
                     return;
                 }
@@ -147,7 +153,8 @@ public final class NamesrvRelayPolicy implements RelayPolicy {
                 if (context instanceof RouteRequest route && route.topic() != null) {
                     routes.put(route.topic(), route.dialect(), rewritten);
                 }
-                session.writeToClient(Frames.withBody(session.client().alloc(), response, Unpooled.wrappedBuffer(rewritten)));
+                session.writeToClient(withBody(session, response, Unpooled.wrappedBuffer(rewritten),
+                    session.reencodeTarget(requestEncoding, response.encoding())));
             } finally {
                 response.release();
             }
@@ -167,7 +174,24 @@ public final class NamesrvRelayPolicy implements RelayPolicy {
         }
         metrics.routeServedFromCache();
         return Frames.encode(session.client().alloc(), RemotingHeader.response(request.opaque(), ResponseCode.SUCCESS, null),
-            request.encoding(), Unpooled.wrappedBuffer(cached.get()));
+            session.answerEncoding(request.encoding()), Unpooled.wrappedBuffer(cached.get()));
+    }
+
+    /** The answer with its header as the name server wrote it (re-encoded if the client needs another encoding). */
+    private ByteBuf withBody(RelaySession session, RemotingFrame response, ByteBuf body, SerializeType target) {
+        if (target == response.encoding()) {
+            return Frames.withBody(session.client().alloc(), response, body);
+        }
+        CommandHeader header = HeaderTranscoder.decode(response, HeaderKind.GENERIC);
+        try {
+            if (!header.canEncode(target)) {
+                return Frames.withBody(session.client().alloc(), response, body);
+            }
+            metrics.headerConverted(response.encoding(), target);
+            return HeaderTranscoder.encodeFrame(session.client().alloc(), header, target, body);
+        } finally {
+            header.release();
+        }
     }
 
     private static String rootMessage(Throwable t) {

@@ -3,6 +3,7 @@ package io.rmqgw.gateway.relay;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.WriteBufferWaterMark;
+import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.metrics.GatewayMetrics;
 import java.util.Set;
@@ -18,6 +19,7 @@ public final class RelayContext {
     private final GatewayMetrics metrics;
     private final int maxFrameLength;
     private volatile UpstreamSettings upstream;
+    private volatile EdgeSettings edge = EdgeSettings.passThrough();
     private final Set<RelaySession> sessions = ConcurrentHashMap.newKeySet();
     private final Set<String> upstreamLocalAddresses = ConcurrentHashMap.newKeySet();
 
@@ -43,6 +45,16 @@ public final class RelayContext {
     /** The current upstream settings (replaced by a reload). */
     public UpstreamSettings upstream() {
         return upstream;
+    }
+
+    /** The current edge settings: header encodings and name checks (replaced by a reload). */
+    public EdgeSettings edge() {
+        return edge;
+    }
+
+    /** Applies new edge settings to every later frame. */
+    public void edge(EdgeSettings settings) {
+        this.edge = settings;
     }
 
     /** Applies reloaded upstream settings to every later dial and request. */

@@ -3,6 +3,7 @@ package io.rmqgw.gateway.relay;
 import io.netty.buffer.ByteBuf;
 import io.rmqgw.codec.frame.RemotingFrame;
 import java.util.List;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
  * What differs between the gateway's roles (name server, broker) on top of the shared relay:
@@ -30,23 +31,26 @@ public interface RelayPolicy {
     }
 
     /**
-     * The bytes to send upstream for a client request; takes ownership of {@code request}. Most
-     * policies forward {@code request.content()} unchanged.
+     * The bytes to send upstream for a client request, in the upstream header encoding; takes
+     * ownership of {@code request}. Returns null when the policy refused the request and answered
+     * the client itself ({@link RelaySession#answerLocally}).
      */
-    default ByteBuf toUpstream(RemotingFrame request) {
-        return request.content();
+    default ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
+        return session.reencodeForUpstream(request, null);
     }
 
     /**
      * Treats an upstream response before it reaches the client; takes ownership of
-     * {@code response}. Returns the bytes to write now, or null when the policy answers later
-     * through {@link RelaySession#writeToClient}.
+     * {@code response}. {@code requestEncoding} is how the client sent the request (see
+     * {@link RelaySession#reencodeForClient}). Returns the bytes to write now, or null when the
+     * policy answers later through {@link RelaySession#writeToClient}.
      */
-    ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response);
+    ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response,
+                       SerializeType requestEncoding);
 
     /** Treats a request the upstream sends to the client (check-back, notifications); takes ownership. */
     default ByteBuf onUpstreamRequest(RelaySession session, RemotingFrame request) {
-        return request.content();
+        return session.reencodeForClient(request, null, session.clientEncoding());
     }
 
     /**

@@ -16,6 +16,9 @@ import io.rmqgw.codec.frame.FrameDecoder;
 import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.codec.header.CommandHeader;
+import io.rmqgw.gateway.edge.EdgeSettings;
+import io.rmqgw.gateway.edge.HeaderUpgrade;
 import io.rmqgw.gateway.net.Addresses;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.ListenerMeters;
@@ -53,6 +56,8 @@ public final class RelaySession {
     private final StringBuilder connectFailures = new StringBuilder(64);
 
     private UpstreamState state;
+    /** The header encoding of the client's latest request: what a mirroring answer uses. */
+    private SerializeType clientEncoding;
     private boolean clientNeedsFlush;
     private boolean upstreamNeedsFlush;
     private boolean closeAfterBurst;
@@ -91,6 +96,66 @@ public final class RelaySession {
 
     int inFlight() {
         return pending.size();
+    }
+
+    /** The header encoding of the client's latest request, or null before its first. */
+    public SerializeType clientEncoding() {
+        return clientEncoding;
+    }
+
+    /** The encoding for the gateway's own answer to a request sent in {@code requestEncoding}. */
+    public SerializeType answerEncoding(SerializeType requestEncoding) {
+        return context.edge().towardClient(requestEncoding, requestEncoding);
+    }
+
+    /** The encoding an upstream frame now in {@code current} should reach this client in. */
+    public SerializeType reencodeTarget(SerializeType requestEncoding, SerializeType current) {
+        return context.edge().towardClient(requestEncoding, current);
+    }
+
+    /**
+     * A client request's bytes in the upstream header encoding. Takes ownership of {@code frame}
+     * and {@code decoded} (its header if the policy already decoded it, or null).
+     */
+    public ByteBuf reencodeForUpstream(RemotingFrame frame, CommandHeader decoded) {
+        return HeaderUpgrade.reencode(client.alloc(), metrics, frame, decoded, context.edge().upstreamEncoding());
+    }
+
+    /**
+     * An upstream frame's bytes in the encoding this client should get; {@code requestEncoding} is
+     * how the client sent the request being answered (or its latest request). Takes ownership of
+     * {@code frame} and {@code decoded}.
+     */
+    public ByteBuf reencodeForClient(RemotingFrame frame, CommandHeader decoded, SerializeType requestEncoding) {
+        SerializeType target = context.edge().towardClient(requestEncoding, frame.encoding());
+        return HeaderUpgrade.reencode(client.alloc(), metrics, frame, decoded, target);
+    }
+
+    /**
+     * An upstream frame rebuilt with a changed {@code header}, in the encoding this client should
+     * get. Takes ownership of {@code frame} and {@code header}.
+     */
+    public ByteBuf rebuildForClient(RemotingFrame frame, CommandHeader header, SerializeType requestEncoding) {
+        SerializeType target = context.edge().towardClient(requestEncoding, frame.encoding());
+        return HeaderUpgrade.rebuild(client.alloc(), metrics, frame, header, target);
+    }
+
+    /**
+     * The gateway's own answer to a request it refused (a bad name): written to the client and
+     * flushed with the read burst. Takes ownership of {@code answer}.
+     */
+    public void answerLocally(ByteBuf answer) {
+        client.write(answer, client.voidPromise());
+        clientNeedsFlush = true;
+    }
+
+    /** The settings this session's frames are treated with (current at the time of the call). */
+    public EdgeSettings edge() {
+        return context.edge();
+    }
+
+    public GatewayMetrics metrics() {
+        return metrics;
     }
 
     /** Writes an answer the policy completed later (from any thread). Takes ownership of {@code frame}. */
@@ -185,7 +250,7 @@ public final class RelaySession {
         if (frame.isResponse()) {
             // the client's answer to a broker's request (check-back, running info)
             if (state instanceof UpstreamState.Connected c) {
-                c.channel().write(frame.content(), c.channel().voidPromise());
+                c.channel().write(reencodeForUpstream(frame, null), c.channel().voidPromise());
                 upstreamNeedsFlush = true;
             } else {
                 log.debug("client {} answered opaque {} but its upstream is gone", clientAddress, frame.opaque());
@@ -196,7 +261,11 @@ public final class RelaySession {
         if (state instanceof UpstreamState.Connected c) {
             if (frame.isOneway()) {
                 metrics.oneway(frame.code());
-                c.channel().write(policy.toUpstream(frame), c.channel().voidPromise());
+                clientEncoding = frame.encoding();
+                ByteBuf out = policy.toUpstream(this, frame);
+                if (out != null) {
+                    c.channel().write(out, c.channel().voidPromise());
+                }
             } else {
                 long start = System.nanoTime();
                 int opaque = frame.opaque();
@@ -209,11 +278,14 @@ public final class RelaySession {
                     frame.release();
                     throw e;
                 }
-                ByteBuf out = policy.toUpstream(frame);
-                long sent = System.nanoTime();
-                pending.add(new PendingRequests.Pending(opaque, code, encoding, start, sent,
-                    sent + policy.timeoutNanos(code), requestContext));
-                c.channel().write(out, c.channel().voidPromise());
+                clientEncoding = encoding;
+                ByteBuf out = policy.toUpstream(this, frame);
+                if (out != null) {
+                    long sent = System.nanoTime();
+                    pending.add(new PendingRequests.Pending(opaque, code, encoding, start, sent,
+                        sent + policy.timeoutNanos(code), requestContext));
+                    c.channel().write(out, c.channel().voidPromise());
+                }
             }
             upstreamNeedsFlush = true;
         } else if (state instanceof UpstreamState.Unavailable u) {
@@ -240,7 +312,8 @@ public final class RelaySession {
                 metrics.requestCompleted(frame.code(), RemotingSysResponseCode.SUCCESS, System.nanoTime() - start, -1);
             } else {
                 metrics.requestAnswered(frame.code(), RemotingSysResponseCode.SYSTEM_ERROR);
-                answer = Frames.errorResponse(client.alloc(), frame, RemotingSysResponseCode.SYSTEM_ERROR, reason);
+                answer = Frames.errorResponse(client.alloc(), frame.opaque(), answerEncoding(frame.encoding()),
+                    RemotingSysResponseCode.SYSTEM_ERROR, reason);
                 // the client reconnects for its next request, which dials the upstream afresh
                 closeAfterBurst = true;
             }
@@ -287,7 +360,7 @@ public final class RelaySession {
             }
             long received = System.nanoTime();
             int result = frame.code();
-            out = policy.onResponse(this, p.code(), p.context(), frame);
+            out = policy.onResponse(this, p.code(), p.context(), frame, p.encoding());
             metrics.requestCompleted(p.code(), result,
                 (p.sentNanos() - p.startNanos()) + (System.nanoTime() - received), received - p.sentNanos());
         } else {
@@ -310,7 +383,7 @@ public final class RelaySession {
             context.metrics().upstreamFailure(UpstreamFailure.CONNECTION_LOST);
             for (PendingRequests.Pending p : orphans) {
                 metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_ERROR);
-                client.write(Frames.errorResponse(client.alloc(), p.opaque(), p.encoding(),
+                client.write(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
                     RemotingSysResponseCode.SYSTEM_ERROR, reason + " before answering request code " + p.code()),
                     client.voidPromise());
             }
@@ -332,7 +405,8 @@ public final class RelaySession {
             context.metrics().upstreamFailure(UpstreamFailure.TIMEOUT);
             metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_BUSY);
             long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - p.startNanos());
-            client.write(Frames.errorResponse(client.alloc(), p.opaque(), p.encoding(), RemotingSysResponseCode.SYSTEM_BUSY,
+            client.write(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
+                RemotingSysResponseCode.SYSTEM_BUSY,
                 policy.describe(target) + " did not answer request code " + p.code() + " within " + waitedMillis + " ms"),
                 client.voidPromise());
         }

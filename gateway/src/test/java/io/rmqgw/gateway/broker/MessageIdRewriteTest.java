@@ -86,7 +86,7 @@ class MessageIdRewriteTest {
             Wire.Frame got = client.read();
             assertEquals(310, got.opaque());
             assertEquals(Wire.SUCCESS, got.code());
-            assertEquals(brokerEncoding.getCode(), got.serializeTypeByte(), "kept in the broker's encoding");
+            assertEquals(SerializeType.ROCKETMQ, got.serializeType(), "in the encoding the client spoke (mirror)");
 
             String id = got.ext().get("msgId");
             assertNotEquals(realId, id);

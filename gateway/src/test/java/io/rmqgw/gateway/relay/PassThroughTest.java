@@ -71,10 +71,15 @@ class PassThroughTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("unknownRequests")
     void requestAndAnswerPassByteForByte(String what, byte[] request) throws Exception {
-        int opaque = Wire.parse(request).opaque();
-        byte[] answer = Wire.rawFrame(0, Wire.utf8("{\"code\":12345,\"flag\":1, \"opaque\":" + opaque
-            + ",\"remark\":\"" + "r\\u00e9ponse" + "\",\"extFields\":{\"z\":\"last\",\"a\":\"first\"},\"more\":true}"),
-            Wire.utf8("{\"answer\":[1,2,3]}"));
+        Wire.Frame parsed = Wire.parse(request);
+        int opaque = parsed.opaque();
+        // answered in the request's own encoding: mirroring then leaves the answer's bytes alone
+        byte[] answer = parsed.serializeType() == SerializeType.ROCKETMQ
+            ? Wire.response(12345, opaque).type(SerializeType.ROCKETMQ).remark("r\u00e9ponse").ext("z", "last")
+                .ext("a", "first").body("{\"answer\":[1,2,3]}").bytes()
+            : Wire.rawFrame(0, Wire.utf8("{\"code\":12345,\"flag\":1, \"opaque\":" + opaque
+                + ",\"remark\":\"" + "r\\u00e9ponse" + "\",\"extFields\":{\"z\":\"last\",\"a\":\"first\"},\"more\":true}"),
+                Wire.utf8("{\"answer\":[1,2,3]}"));
         synchronized (answers) {
             answers.add(answer);
         }
@@ -87,15 +92,23 @@ class PassThroughTest {
     }
 
     @Test
-    void binaryAnswerToAJsonRequestPassesUnchanged() throws Exception {
-        // a responder answers in its own JVM's encoding, not the request's
-        byte[] answer = Wire.response(Wire.SUCCESS, 906).type(SerializeType.ROCKETMQ).ext("k", "v").body("b").bytes();
+    void binaryAnswerToAJsonRequestReachesTheClientAsJson() throws Exception {
+        // a responder answers in its own JVM's encoding; downstream.response-encoding mirror gives the
+        // client the encoding it spoke, every field kept
+        byte[] answer = Wire.response(Wire.SUCCESS, 906).type(SerializeType.ROCKETMQ).remark("done").ext("k", "v")
+            .body("b").bytes();
         synchronized (answers) {
             answers.add(answer);
         }
         try (RawClient client = RawClient.connect(gateway.port())) {
             client.send(Wire.request(60004).opaque(906).type(SerializeType.JSON).bytes());
-            assertArrayEquals(answer, client.readBytes(RawClient.WAIT));
+            Wire.Frame got = client.read();
+            assertEquals(SerializeType.JSON, got.serializeType());
+            assertEquals(906, got.opaque());
+            assertEquals(Wire.SUCCESS, got.code());
+            assertEquals("done", got.remark());
+            assertEquals(java.util.Map.of("k", "v"), got.ext());
+            assertEquals("b", got.bodyText());
         }
     }
 

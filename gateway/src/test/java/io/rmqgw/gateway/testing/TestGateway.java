@@ -1,7 +1,12 @@
 package io.rmqgw.gateway.testing;
 
 import io.rmqgw.gateway.Gateway;
+import io.rmqgw.gateway.config.AdminConfig;
+import io.rmqgw.gateway.config.DownstreamConfig;
 import io.rmqgw.gateway.config.GatewayConfig;
+import io.rmqgw.gateway.config.HeaderEncoding;
+import io.rmqgw.gateway.config.NamesConfig;
+import io.rmqgw.gateway.config.ResponseEncoding;
 import io.rmqgw.gateway.config.HostPort;
 import io.rmqgw.gateway.config.PortRange;
 import io.rmqgw.gateway.config.RouteCacheConfig;
@@ -128,6 +133,10 @@ public final class TestGateway implements AutoCloseable {
         private int maxFrameLength = 64 * 1024;
         private Duration drainTimeout = Duration.ofSeconds(5);
         private int brokerPortCount = 9;
+        // relay tests assert frames pass byte for byte; codec-upgrade tests ask for conversion
+        private HeaderEncoding headerEncoding = HeaderEncoding.PRESERVE;
+        private ResponseEncoding responseEncoding = ResponseEncoding.MIRROR;
+        private NamesConfig names = new NamesConfig(false, null, null, null);
 
         public Builder namesrv(String... addresses) {
             namesrv.addAll(List.of(addresses));
@@ -160,6 +169,21 @@ public final class TestGateway implements AutoCloseable {
             return this;
         }
 
+        public Builder headerEncoding(HeaderEncoding encoding) {
+            this.headerEncoding = encoding;
+            return this;
+        }
+
+        public Builder responseEncoding(ResponseEncoding encoding) {
+            this.responseEncoding = encoding;
+            return this;
+        }
+
+        public Builder names(NamesConfig names) {
+            this.names = names;
+            return this;
+        }
+
         public Builder drainTimeout(Duration drain) {
             this.drainTimeout = drain;
             return this;
@@ -173,8 +197,9 @@ public final class TestGateway implements AutoCloseable {
                 int listen = freeRange(1, rangeList(brokerBase, brokerPortCount));
                 PortRange brokerPorts = new PortRange(brokerBase, brokerBase + brokerPortCount - 1);
                 GatewayConfig config = new GatewayConfig(new HostPort("127.0.0.1", listen), "127.0.0.1", brokerPorts,
-                    new UpstreamConfig(upstreams, connectTimeout, requestTimeout, longPollTimeout),
-                    new RouteCacheConfig(routeTtl), maxFrameLength, drainTimeout, null);
+                    new UpstreamConfig(upstreams, connectTimeout, requestTimeout, longPollTimeout, headerEncoding),
+                    new RouteCacheConfig(routeTtl), maxFrameLength, drainTimeout, null, AdminConfig.DISABLED,
+                    new DownstreamConfig(responseEncoding), names);
                 GatewayMetrics metrics = GatewayMetrics.inMemory();
                 try {
                     return new TestGateway(Gateway.start(config, metrics), metrics, brokerPorts);

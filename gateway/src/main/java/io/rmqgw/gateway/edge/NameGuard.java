@@ -1,0 +1,145 @@
+package io.rmqgw.gateway.edge;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufInputStream;
+import io.rmqgw.codec.frame.HeaderCodec;
+import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.codec.header.PullRequestHeader;
+import io.rmqgw.codec.header.SendRequestHeader;
+import io.rmqgw.codec.name.NameCheck;
+import io.rmqgw.codec.name.NameValidator;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Map;
+import org.apache.rocketmq.remoting.protocol.RequestCode;
+
+/**
+ * Checks topic and group names before a request reaches a broker, as brokers check them (a
+ * 128-entry bitmap and length limits), so a bad name is answered at the edge and never forwarded.
+ * Sends and pulls are checked on their typed headers' raw bytes; the rarer offset, group and
+ * heartbeat requests through their decoded fields or body.
+ */
+public final class NameGuard {
+
+    private static final JsonFactory JSON = JsonFactory.builder().build();
+
+    private NameGuard() {
+    }
+
+    /** A send's topic (send rules: forbidden system topics too) and producer group. */
+    public static NameRefusal checkSend(SendRequestHeader header, EdgeSettings settings) {
+        NameValidator names = settings.names();
+        NameCheck topic = header.checkTopic(names);
+        if (!topic.isValid()) {
+            return topicRefusal(names, topic, header.topic(), settings);
+        }
+        NameCheck group = header.checkGroup(names);
+        if (!group.isValid() && header.producerGroup() != null) {
+            return groupRefusal(names, group, header.producerGroup(), settings);
+        }
+        return null;
+    }
+
+    /** A pull's topic and consumer group. */
+    public static NameRefusal checkPull(PullRequestHeader header, EdgeSettings settings) {
+        NameValidator names = settings.names();
+        NameCheck topic = header.checkTopic(names);
+        if (!topic.isValid()) {
+            return topicRefusal(names, topic, header.topic(), settings);
+        }
+        NameCheck group = header.checkGroup(names);
+        if (!group.isValid()) {
+            return groupRefusal(names, group, header.consumerGroup(), settings);
+        }
+        return null;
+    }
+
+    /** Offset, group, unregister, send-back, heartbeat and lock requests; null for other codes. */
+    public static NameRefusal checkOther(RemotingFrame frame, EdgeSettings settings) {
+        switch (frame.code()) {
+            case RequestCode.QUERY_CONSUMER_OFFSET, RequestCode.UPDATE_CONSUMER_OFFSET -> {
+                Map<String, String> ext = HeaderCodec.decodeHeader(frame).extFields();
+                NameRefusal r = topic(ext, "topic", settings);
+                return r != null ? r : group(ext, "consumerGroup", settings);
+            }
+            case RequestCode.CONSUMER_SEND_MSG_BACK -> {
+                Map<String, String> ext = HeaderCodec.decodeHeader(frame).extFields();
+                return group(ext, "group", settings);
+            }
+            case RequestCode.GET_CONSUMER_LIST_BY_GROUP -> {
+                return group(HeaderCodec.decodeHeader(frame).extFields(), "consumerGroup", settings);
+            }
+            case RequestCode.UNREGISTER_CLIENT -> {
+                Map<String, String> ext = HeaderCodec.decodeHeader(frame).extFields();
+                NameRefusal r = group(ext, "producerGroup", settings);
+                return r != null ? r : group(ext, "consumerGroup", settings);
+            }
+            case RequestCode.HEART_BEAT, RequestCode.LOCK_BATCH_MQ, RequestCode.UNLOCK_BATCH_MQ -> {
+                return frame.bodyLength() == 0 ? null : checkBody(frame.bodySlice(), settings);
+            }
+            default -> {
+                return null;
+            }
+        }
+    }
+
+    private static NameRefusal topic(Map<String, String> ext, String key, EdgeSettings settings) {
+        String name = ext == null ? null : ext.get(key);
+        if (name == null) {
+            return null;
+        }
+        NameCheck check = settings.names().checkTopic(name);
+        return check.isValid() ? null : topicRefusal(settings.names(), check, name, settings);
+    }
+
+    private static NameRefusal group(Map<String, String> ext, String key, EdgeSettings settings) {
+        String name = ext == null ? null : ext.get(key);
+        if (name == null) {
+            return null;
+        }
+        NameCheck check = settings.names().checkGroup(name);
+        return check.isValid() ? null : groupRefusal(settings.names(), check, name, settings);
+    }
+
+    /**
+     * Heartbeat and lock bodies are JSON: {@code groupName}, {@code consumerGroup} name groups and
+     * {@code topic} names topics, at any depth. A body that is not JSON is left to the broker.
+     */
+    private static NameRefusal checkBody(ByteBuf body, EdgeSettings settings) {
+        NameValidator names = settings.names();
+        try (JsonParser p = JSON.createParser((InputStream) new ByteBufInputStream(body.duplicate()))) {
+            for (JsonToken t = p.nextToken(); t != null; t = p.nextToken()) {
+                if (t != JsonToken.FIELD_NAME) {
+                    continue;
+                }
+                String field = p.currentName();
+                boolean isGroup = "groupName".equals(field) || "consumerGroup".equals(field);
+                boolean isTopic = "topic".equals(field);
+                if (p.nextToken() != JsonToken.VALUE_STRING || !(isGroup || isTopic)) {
+                    continue;
+                }
+                String name = p.getText();
+                NameCheck check = isGroup ? names.checkGroup(name) : names.checkTopic(name);
+                if (!check.isValid()) {
+                    return isGroup ? groupRefusal(names, check, name, settings) : topicRefusal(names, check, name, settings);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+        return null;
+    }
+
+    private static NameRefusal topicRefusal(NameValidator names, NameCheck check, String topic, EdgeSettings settings) {
+        return new NameRefusal(NameValidator.responseCode(check, settings.legacyBrokers()),
+            names.topicRemark(check, topic == null ? "" : topic), check);
+    }
+
+    private static NameRefusal groupRefusal(NameValidator names, NameCheck check, String group, EdgeSettings settings) {
+        return new NameRefusal(NameValidator.responseCode(check, settings.legacyBrokers()),
+            names.groupRemark(check, group == null ? "" : group), check);
+    }
+}
