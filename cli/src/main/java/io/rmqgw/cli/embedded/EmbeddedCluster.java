@@ -1,15 +1,22 @@
 package io.rmqgw.cli.embedded;
 
 import java.io.ByteArrayInputStream;
+import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.TimeoutException;
 import org.apache.rocketmq.broker.BrokerController;
 import org.apache.rocketmq.broker.BrokerPathConfigHelper;
 import org.apache.rocketmq.common.BrokerConfig;
@@ -19,8 +26,8 @@ import org.apache.rocketmq.common.logging.JoranConfiguratorExt;
 import org.apache.rocketmq.common.namesrv.NamesrvConfig;
 import org.apache.rocketmq.logging.ch.qos.logback.classic.LoggerContext;
 import org.apache.rocketmq.namesrv.NamesrvController;
+import org.apache.rocketmq.remoting.exception.RemotingCommandException;
 import org.apache.rocketmq.remoting.netty.NettyClientConfig;
-import org.apache.rocketmq.remoting.netty.NettyRemotingClient;
 import org.apache.rocketmq.remoting.netty.NettyServerConfig;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
@@ -44,9 +51,12 @@ import org.apache.rocketmq.store.ha.HAService;
  *
  * <p>Process-wide state this touches (RocketMQ keeps some settings in statics): the RocketMQ
  * logging context is reconfigured to write under {@code storeDir/logs} unless
- * {@code -Drmq.logback.configurationFile} is set, {@code rocketmq.remoting.version} is set if
- * absent (as the stock start scripts do), and {@link BrokerPathConfigHelper}'s broker config
- * path points under {@code storeDir}. Run one embedded broker per JVM.
+ * {@code -Drmq.logback.configurationFile} is set (otherwise this sets it), {@code
+ * rocketmq.remoting.version} is set if absent (as the stock start scripts do), and
+ * {@link BrokerPathConfigHelper}'s broker config path points under {@code storeDir}. RocksDB's own
+ * LOG file (5.4.0 opens a RocksDB under store/rocksdbstore) still goes to
+ * {@code ${user.home}/logs/rocketmqlogs}. Run one embedded broker per JVM: 5.4.0 also leaves a
+ * non-daemon thread running after {@link #close()}, so a JVM that ran one ends with System.exit.
  */
 public final class EmbeddedCluster implements AutoCloseable {
 
@@ -54,6 +64,8 @@ public final class EmbeddedCluster implements AutoCloseable {
     public static final Duration REGISTRATION_TIMEOUT = Duration.ofSeconds(90);
 
     private static final String LOOPBACK = "127.0.0.1";
+    private static final String LOGBACK_CONFIG_PROPERTY = "rmq.logback.configurationFile";
+    private static String ownLogConfig;
     private static final String HA_SERVICE_RESOURCE = "META-INF/service/" + HAService.class.getName();
 
     private final Path storeDir;
@@ -121,8 +133,12 @@ public final class EmbeddedCluster implements AutoCloseable {
             overrides == null ? new Properties() : overrides);
         EmbeddedCluster cluster = new EmbeddedCluster(root, namesrv, broker, namesrvAddress);
         try {
-            awaitRegistered(namesrvAddress.split(";")[0], clusterName, brokerName, cluster.brokerAddress,
-                REGISTRATION_TIMEOUT);
+            // 5.4.0 brokers register only with name servers their client has already probed
+            // (NettyRemotingClient's available-name-server scan, which starts asynchronously): the
+            // registration inside BrokerController.start() often finds none and the next one is
+            // 10 s later. Register again, every 500 ms, until the name server lists the broker.
+            awaitRegistration(namesrvAddress.split(";")[0], clusterName, brokerName, cluster.brokerAddress,
+                REGISTRATION_TIMEOUT, true, () -> broker.registerBrokerAll(true, false, true));
         } catch (Exception | Error e) {
             broker.shutdown();
             throw e;
@@ -144,12 +160,13 @@ public final class EmbeddedCluster implements AutoCloseable {
         Files.createDirectories(root.resolve("logs").resolve("rocketmqlogs"));
         Files.createDirectories(root.resolve("store").resolve("config"));
         Files.createDirectories(root.resolve("namesrv"));
+        // First, before any RocketMQ class with a static logger loads (RemotingCommand has one).
+        configureLogging(root.resolve("logs").resolve("rocketmqlogs"));
         // The stock start scripts set this before anything else; without it requests the broker
         // sends (registration, transaction check-back) carry version 0.
         if (System.getProperty(RemotingCommand.REMOTING_VERSION_KEY) == null) {
             System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION));
         }
-        configureLogging(root.resolve("logs").resolve("rocketmqlogs"));
         return root;
     }
 
@@ -167,6 +184,9 @@ public final class EmbeddedCluster implements AutoCloseable {
             MixAll.properties2Object(overrides, config);
             MixAll.properties2Object(overrides, client);
         }
+        // The name server's own remoting client lists the host's first non-loopback address and
+        // probes it every few seconds; bound to 127.0.0.1 that only yields refused connections.
+        client.setScanAvailableNameSrv(false);
         // Not overridable: the embedded cluster is loopback-only by contract.
         server.setBindAddress(LOOPBACK);
         server.setListenPort(port);
@@ -177,6 +197,7 @@ public final class EmbeddedCluster implements AutoCloseable {
         }
         try {
             controller.start();
+            controller.getRemotingClient().updateNameServerAddressList(List.of(LOOPBACK + ":" + port));
         } catch (Exception | Error e) {
             controller.shutdown();
             throw e;
@@ -226,11 +247,10 @@ public final class EmbeddedCluster implements AutoCloseable {
         // Stock index file is about 420 MiB (5 M slots, 20 M entries): 50 k slots, 200 k entries.
         store0.setMaxHashSlotNum(50_000);
         store0.setMaxIndexNum(200_000);
-        // Asynchronous flush, asynchronous master (both stock): a send never waits for a disk flush
-        // or a slave; flush the commit log every 200 ms instead of 500 ms.
+        // Asynchronous flush and asynchronous master (both stock, set to be explicit): a send never
+        // waits for a disk flush (SYNC_FLUSH) or a slave (SYNC_MASTER).
         store0.setFlushDiskType(FlushDiskType.ASYNC_FLUSH);
         store0.setBrokerRole(BrokerRole.ASYNC_MASTER);
-        store0.setFlushIntervalCommitLog(200);
 
         if (!overrides.isEmpty()) {
             MixAll.properties2Object(overrides, broker);
@@ -255,7 +275,8 @@ public final class EmbeddedCluster implements AutoCloseable {
         Thread thread = Thread.currentThread();
         ClassLoader previous = thread.getContextClassLoader();
         // The message store looks its HA service up through the context class loader
-        // (META-INF/service/...HAService); answer with the loopback variant.
+        // (META-INF/service/...HAService); answer with the loopback variant. Threads created
+        // meanwhile inherit this loader; it delegates everything else to the previous one.
         thread.setContextClassLoader(new HaServiceOverride(
             previous != null ? previous : EmbeddedCluster.class.getClassLoader()));
         try {
@@ -264,8 +285,13 @@ public final class EmbeddedCluster implements AutoCloseable {
             thread.setContextClassLoader(previous);
         }
         if (!initialized) {
-            controller.shutdown();
-            throw new IllegalStateException("broker failed to initialize (store " + store + ")");
+            try {
+                controller.shutdown();
+            } catch (RuntimeException e) {
+                // half-initialized: some services were never created
+            }
+            throw new IllegalStateException("broker failed to initialize (store " + store + "; see "
+                + root.resolve("logs").resolve("rocketmqlogs").resolve("rocketmq.log") + ")");
         }
         try {
             controller.start();
@@ -284,60 +310,84 @@ public final class EmbeddedCluster implements AutoCloseable {
      */
     public static void awaitRegistered(String namesrvAddress, String clusterName, String brokerName, String brokerAddress,
                                        Duration timeout) throws Exception {
-        awaitRegistration(namesrvAddress, clusterName, brokerName, brokerAddress, timeout, true);
+        awaitRegistration(namesrvAddress, clusterName, brokerName, brokerAddress, timeout, true, null);
     }
 
     /** Waits until the name server no longer lists {@code brokerAddress} for {@code brokerName}. */
     public static void awaitUnregistered(String namesrvAddress, String clusterName, String brokerName,
                                          String brokerAddress, Duration timeout) throws Exception {
-        awaitRegistration(namesrvAddress, clusterName, brokerName, brokerAddress, timeout, false);
+        awaitRegistration(namesrvAddress, clusterName, brokerName, brokerAddress, timeout, false, null);
     }
 
     private static void awaitRegistration(String namesrvAddress, String clusterName, String brokerName,
-                                          String brokerAddress, Duration timeout, boolean present) throws Exception {
+                                          String brokerAddress, Duration timeout, boolean present,
+                                          Runnable nudge) throws Exception {
         long deadline = System.nanoTime() + timeout.toNanos();
-        NettyRemotingClient client = new NettyRemotingClient(new NettyClientConfig());
-        client.start();
-        try {
-            Exception last = null;
-            while (true) {
-                try {
-                    if (isRegistered(client, namesrvAddress, clusterName, brokerName, brokerAddress) == present) {
-                        return;
-                    }
-                    last = null;
-                } catch (Exception e) {
-                    last = e;
-                }
-                if (System.nanoTime() - deadline > 0) {
-                    java.util.concurrent.TimeoutException timeoutException = new java.util.concurrent.TimeoutException(
-                        "broker " + brokerName + "@" + brokerAddress + " still " + (present ? "not " : "")
-                            + "registered in cluster " + clusterName + " at name server " + namesrvAddress + " after "
-                            + timeout);
-                    if (last != null) {
-                        timeoutException.initCause(last);
-                    }
-                    throw timeoutException;
-                }
-                Thread.sleep(100);
+        long nextNudge = System.nanoTime() + 500_000_000L;
+        Exception last = null;
+        while (true) {
+            if (nudge != null && System.nanoTime() - nextNudge >= 0) {
+                nudge.run();
+                nextNudge = System.nanoTime() + 500_000_000L;
             }
-        } finally {
-            client.shutdown();
+            try {
+                if (isRegistered(namesrvAddress, clusterName, brokerName, brokerAddress) == present) {
+                    return;
+                }
+                last = null;
+            } catch (IOException | RemotingCommandException e) {
+                last = e;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                TimeoutException timeoutException = new TimeoutException("broker " + brokerName + "@" + brokerAddress
+                    + " still " + (present ? "not " : "") + "registered in cluster " + clusterName
+                    + " at name server " + namesrvAddress + " after " + timeout);
+                if (last != null) {
+                    timeoutException.initCause(last);
+                }
+                throw timeoutException;
+            }
+            Thread.sleep(100);
         }
     }
 
-    private static boolean isRegistered(NettyRemotingClient client, String namesrvAddress, String clusterName,
-                                        String brokerName, String brokerAddress) throws Exception {
+    /**
+     * Asks the name server for GET_BROKER_CLUSTER_INFO over a short-lived blocking socket (a
+     * NettyRemotingClient takes seconds to shut down) and looks for the broker as master.
+     */
+    private static boolean isRegistered(String namesrvAddress, String clusterName, String brokerName,
+                                        String brokerAddress) throws IOException, RemotingCommandException {
+        int colon = namesrvAddress.lastIndexOf(':');
+        InetSocketAddress target = new InetSocketAddress(namesrvAddress.substring(0, colon).trim(),
+            Integer.parseInt(namesrvAddress.substring(colon + 1).trim()));
         RemotingCommand request = RemotingCommand.createRequestCommand(RequestCode.GET_BROKER_CLUSTER_INFO, null);
-        RemotingCommand response = client.invokeSync(namesrvAddress, request, 3_000);
-        if (response == null || response.getCode() != ResponseCode.SUCCESS || response.getBody() == null) {
+        RemotingCommand response;
+        try (Socket socket = new Socket()) {
+            socket.connect(target, 3_000);
+            socket.setSoTimeout(3_000);
+            ByteBuffer frame = request.encode();
+            byte[] bytes = new byte[frame.remaining()];
+            frame.get(bytes);
+            socket.getOutputStream().write(bytes);
+            socket.getOutputStream().flush();
+            DataInputStream in = new DataInputStream(socket.getInputStream());
+            int length = in.readInt();
+            if (length < 4 || length > 16 * 1024 * 1024) {
+                throw new IOException("bad frame length " + length + " from " + namesrvAddress);
+            }
+            byte[] body = new byte[length];
+            in.readFully(body);
+            response = RemotingCommand.decode(body);
+        }
+        if (response.getOpaque() != request.getOpaque() || response.getCode() != ResponseCode.SUCCESS
+            || response.getBody() == null) {
             return false;
         }
         ClusterInfo info = ClusterInfo.decode(response.getBody(), ClusterInfo.class);
-        if (info.getClusterAddrTable() == null || info.getBrokerAddrTable() == null) {
+        if (info == null || info.getClusterAddrTable() == null || info.getBrokerAddrTable() == null) {
             return false;
         }
-        var names = info.getClusterAddrTable().get(clusterName);
+        Set<String> names = info.getClusterAddrTable().get(clusterName);
         BrokerData data = info.getBrokerAddrTable().get(brokerName);
         if (names == null || !names.contains(brokerName) || data == null || data.getBrokerAddrs() == null) {
             return false;
@@ -390,7 +440,8 @@ public final class EmbeddedCluster implements AutoCloseable {
      * {@code -Drmq.logback.configurationFile} chose a configuration.
      */
     private static synchronized void configureLogging(Path logDir) throws IOException {
-        if (System.getProperty("rmq.logback.configurationFile") != null) {
+        String chosen = System.getProperty(LOGBACK_CONFIG_PROPERTY);
+        if (chosen != null && !chosen.equals(ownLogConfig)) {
             return;
         }
         String dir = xmlEscape(logDir.toString());
@@ -410,8 +461,13 @@ public final class EmbeddedCluster implements AutoCloseable {
             + "</configuration>\n";
         Path file = logDir.getParent().getParent().resolve("home").resolve("conf").resolve("rmqgw-embedded-logback.xml");
         Files.writeString(file, xml, StandardCharsets.UTF_8);
+        // Before RocketMQ's first logger exists this alone selects the file (and keeps the stock
+        // rmq.*.logback.xml, which writes to ${user.home}/logs, from ever loading) ...
+        ownLogConfig = file.toString();
+        System.setProperty(LOGBACK_CONFIG_PROPERTY, ownLogConfig);
         LoggerContext context =
             (LoggerContext) org.apache.rocketmq.logging.org.slf4j.LoggerFactory.getILoggerFactory();
+        // ... and if RocketMQ logged before (or an earlier cluster used another directory), reconfigure.
         context.reset();
         JoranConfiguratorExt configurator = new JoranConfiguratorExt();
         configurator.setContext(context);

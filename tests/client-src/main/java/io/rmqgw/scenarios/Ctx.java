@@ -1,0 +1,165 @@
+package io.rmqgw.scenarios;
+
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+import org.apache.rocketmq.client.ClientConfig;
+import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.Message;
+
+/** Options every scenario shares, the deadline, and the client factories. */
+final class Ctx {
+
+    final String scenario;
+    final Out out;
+    final String namesrv;
+    final String topic;
+    final String producerGroup;
+    final String consumerGroup;
+    final int count;
+    final long timeoutMs;
+    final long startNanos;
+    final long deadlineNanos;
+    final String keyPrefix;
+    final String tag;
+    final int bodySize;
+    final String instance;
+    final Boolean vip;
+    final int sendTimeoutMs;
+    final int retries;
+    final long pollNamesrvMs;
+    final long lingerMs;
+    final boolean fromLast;
+    final String createTopicKey;
+    final String shortId;
+
+    Ctx(String scenario, Args args, Out out, int defaultCount) {
+        this.scenario = scenario;
+        this.out = out;
+        this.shortId = ProcessHandle.current().pid() + "-" + Long.toString(System.nanoTime() & 0xFFFFFFFL, 36);
+        this.namesrv = args.required("namesrv");
+        this.topic = args.required("topic");
+        String safeScenario = scenario.replaceAll("[^A-Za-z0-9_-]", "_");
+        // Default groups are unique per process: a transaction check-back must never reach a
+        // producer of an earlier run, and a consumer must never resume an earlier run's offsets.
+        this.producerGroup = args.str("producer-group", "rmqgw_pg_" + safeScenario + "_" + shortId);
+        this.consumerGroup = args.str("group", "rmqgw_cg_" + safeScenario + "_" + shortId);
+        this.count = args.integer("count", defaultCount);
+        this.timeoutMs = args.longValue("timeout-ms", 60_000);
+        this.startNanos = System.nanoTime();
+        this.deadlineNanos = startNanos + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        this.keyPrefix = args.str("key-prefix", safeScenario + "-" + shortId);
+        this.tag = args.str("tag", "rmqgw");
+        this.bodySize = args.integer("body-size", 64);
+        this.instance = args.str("instance", "rmqgw-" + safeScenario + "-" + shortId);
+        this.vip = args.bool("vip");
+        this.sendTimeoutMs = args.integer("send-timeout-ms", 5_000);
+        this.retries = args.integer("retries", -1);
+        this.pollNamesrvMs = args.longValue("poll-namesrv-ms", -1);
+        this.lingerMs = args.longValue("linger-ms", 0);
+        String from = args.str("from", "first");
+        if (!"first".equals(from) && !"last".equals(from)) {
+            throw new Args.UsageException("option --from must be first or last, was '" + from + "'");
+        }
+        this.fromLast = "last".equals(from);
+        // The topic whose route producers borrow to auto-create an unknown topic (TBW102); naming a
+        // topic that does not exist makes "no route" a send failure instead of an auto-creation.
+        this.createTopicKey = args.str("create-topic-key", null);
+        if (count < 0 || timeoutMs <= 0 || bodySize < 0) {
+            throw new Args.UsageException("--count and --body-size must be >= 0, --timeout-ms > 0");
+        }
+    }
+
+    long elapsedMs() {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+    }
+
+    long remainingMs() {
+        return Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()));
+    }
+
+    boolean expired() {
+        return System.nanoTime() - deadlineNanos >= 0;
+    }
+
+    String key(int seq) {
+        return keyPrefix + "-" + seq;
+    }
+
+    /** Body: {@code key|seq|} padded with dots to {@code --body-size} bytes (never shorter than the prefix). */
+    byte[] body(String key, int seq) {
+        StringBuilder sb = new StringBuilder(key).append('|').append(seq).append('|');
+        while (sb.length() < bodySize) {
+            sb.append('.');
+        }
+        return sb.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    Message message(int seq) {
+        String key = key(seq);
+        return message(key, seq);
+    }
+
+    Message message(String key, int seq) {
+        Message m = new Message(topic, tag, key, body(key, seq));
+        return m;
+    }
+
+    private void common(ClientConfig c) {
+        c.setNamesrvAddr(namesrv);
+        c.setInstanceName(instance);
+        if (vip != null) {
+            c.setVipChannelEnabled(vip);
+        }
+        if (pollNamesrvMs > 0) {
+            c.setPollNameServerInterval((int) pollNamesrvMs);
+        }
+    }
+
+    DefaultMQProducer producer() {
+        DefaultMQProducer p = new DefaultMQProducer(producerGroup);
+        configureProducer(p);
+        return p;
+    }
+
+    void configureProducer(DefaultMQProducer p) {
+        common(p);
+        p.setSendMsgTimeout(sendTimeoutMs);
+        if (createTopicKey != null) {
+            p.setCreateTopicKey(createTopicKey);
+        }
+        if (retries >= 0) {
+            p.setRetryTimesWhenSendFailed(retries);
+            p.setRetryTimesWhenSendAsyncFailed(retries);
+        }
+    }
+
+    DefaultMQPushConsumer pushConsumer(int consumeThreads) throws Exception {
+        DefaultMQPushConsumer c = new DefaultMQPushConsumer(consumerGroup);
+        common(c);
+        c.setConsumeFromWhere(fromLast ? ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET
+            : ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        c.setConsumeThreadMax(Math.max(consumeThreads, 1));
+        c.setConsumeThreadMin(Math.max(consumeThreads, 1));
+        c.setConsumeMessageBatchMaxSize(1);
+        c.subscribe(topic, "*");
+        return c;
+    }
+
+    DefaultLitePullConsumer litePullConsumer() throws Exception {
+        DefaultLitePullConsumer c = new DefaultLitePullConsumer(consumerGroup);
+        common(c);
+        c.setConsumeFromWhere(fromLast ? ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET
+            : ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        c.setAutoCommit(true);
+        c.setPollTimeoutMillis(1_000);
+        c.subscribe(topic, "*");
+        return c;
+    }
+
+    Json.Obj line(String type) {
+        return Json.obj().put("type", type).put("t", elapsedMs());
+    }
+}

@@ -1,0 +1,258 @@
+package io.rmqgw.scenarios;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendCallback;
+import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.client.producer.SendStatus;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageClientIDSetter;
+
+/** Sending scenarios: sync, async, oneway, one batch, and send-until-success. */
+final class ProducerScenarios {
+
+    private ProducerScenarios() {
+    }
+
+    abstract static class Base implements ScenarioMain.Scenario {
+        final Ctx ctx;
+        final ScenarioMain.Clients clients = new ScenarioMain.Clients();
+        final AtomicInteger sent = new AtomicInteger();
+        final AtomicInteger failed = new AtomicInteger();
+
+        Base(Ctx ctx) {
+            this.ctx = ctx;
+        }
+
+        DefaultMQProducer start() throws Exception {
+            DefaultMQProducer p = ctx.producer();
+            p.start();
+            clients.add(p::shutdown);
+            return p;
+        }
+
+        void reportSent(String key, int seq, SendResult r) {
+            if (r.getSendStatus() == SendStatus.SEND_OK) {
+                sent.incrementAndGet();
+            } else {
+                failed.incrementAndGet();
+            }
+            ctx.out.emit(sentLine(ctx, key, seq, r, r.getMsgId(), r.getOffsetMsgId()));
+        }
+
+        void reportError(String key, int seq, Throwable e) {
+            failed.incrementAndGet();
+            ctx.out.emit(ctx.line("send-error").put("key", key).put("seq", seq).put("error", e.toString()));
+        }
+
+        Json.Obj finish(Json.Obj summary) {
+            return summary.put("sent", sent.get()).put("failed", failed.get()).put("requested", ctx.count)
+                .put("producerGroup", ctx.producerGroup);
+        }
+
+        @Override
+        public void shutdown() {
+            clients.shutdownAll();
+        }
+    }
+
+    static Json.Obj sentLine(Ctx ctx, String key, int seq, SendResult r, String msgId, String offsetMsgId) {
+        Json.Obj line = ctx.line("sent").put("key", key).put("seq", seq).put("msgId", msgId)
+            .put("offsetMsgId", offsetMsgId).put("status", String.valueOf(r.getSendStatus()));
+        if (r.getMessageQueue() != null) {
+            line.put("broker", r.getMessageQueue().getBrokerName()).put("queueId", r.getMessageQueue().getQueueId());
+        }
+        return line.put("queueOffset", r.getQueueOffset()).put("transactionId", r.getTransactionId());
+    }
+
+    static final class Sync extends Base {
+        Sync(Ctx ctx) {
+            super(ctx);
+        }
+
+        @Override
+        public boolean run(Json.Obj summary) throws Exception {
+            DefaultMQProducer p = start();
+            for (int i = 0; i < ctx.count && !ctx.expired(); i++) {
+                Message m = ctx.message(i);
+                try {
+                    reportSent(m.getKeys(), i, p.send(m));
+                } catch (Exception e) {
+                    reportError(m.getKeys(), i, e);
+                }
+            }
+            finish(summary);
+            return sent.get() == ctx.count;
+        }
+    }
+
+    static final class Async extends Base {
+        private final int maxInFlight;
+
+        Async(Ctx ctx, int maxInFlight) {
+            super(ctx);
+            this.maxInFlight = Math.max(1, maxInFlight);
+        }
+
+        @Override
+        public boolean run(Json.Obj summary) throws Exception {
+            DefaultMQProducer p = start();
+            Semaphore inFlight = new Semaphore(maxInFlight);
+            CountDownLatch done = new CountDownLatch(ctx.count);
+            int submitted = 0;
+            for (int i = 0; i < ctx.count; i++) {
+                if (!inFlight.tryAcquire(ctx.remainingMs(), TimeUnit.MILLISECONDS)) {
+                    break;
+                }
+                Message m = ctx.message(i);
+                final int seq = i;
+                try {
+                    p.send(m, new SendCallback() {
+                        @Override
+                        public void onSuccess(SendResult r) {
+                            reportSent(m.getKeys(), seq, r);
+                            inFlight.release();
+                            done.countDown();
+                        }
+
+                        @Override
+                        public void onException(Throwable e) {
+                            reportError(m.getKeys(), seq, e);
+                            inFlight.release();
+                            done.countDown();
+                        }
+                    });
+                    submitted++;
+                } catch (Exception e) {
+                    reportError(m.getKeys(), seq, e);
+                    inFlight.release();
+                    done.countDown();
+                }
+            }
+            boolean allCallbacks = done.await(ctx.remainingMs(), TimeUnit.MILLISECONDS);
+            finish(summary).put("submitted", submitted).put("allCallbacks", allCallbacks);
+            return allCallbacks && sent.get() == ctx.count;
+        }
+    }
+
+    static final class Oneway extends Base {
+        Oneway(Ctx ctx) {
+            super(ctx);
+        }
+
+        @Override
+        public boolean run(Json.Obj summary) throws Exception {
+            DefaultMQProducer p = start();
+            for (int i = 0; i < ctx.count && !ctx.expired(); i++) {
+                Message m = ctx.message(i);
+                try {
+                    p.sendOneway(m);
+                    sent.incrementAndGet();
+                    // The client stamps the message id (UNIQ_KEY) before writing it.
+                    ctx.out.emit(ctx.line("sent").put("key", m.getKeys()).put("seq", i)
+                        .put("msgId", MessageClientIDSetter.getUniqID(m)).put("status", "ONEWAY"));
+                } catch (Exception e) {
+                    reportError(m.getKeys(), i, e);
+                }
+            }
+            finish(summary);
+            return sent.get() == ctx.count;
+        }
+    }
+
+    static final class Batch extends Base {
+        Batch(Ctx ctx) {
+            super(ctx);
+        }
+
+        @Override
+        public boolean run(Json.Obj summary) throws Exception {
+            DefaultMQProducer p = start();
+            List<Message> batch = new ArrayList<>(ctx.count);
+            for (int i = 0; i < ctx.count; i++) {
+                batch.add(ctx.message(i));
+            }
+            SendResult r;
+            try {
+                r = p.send(batch);
+            } catch (Exception e) {
+                for (int i = 0; i < batch.size(); i++) {
+                    reportError(batch.get(i).getKeys(), i, e);
+                }
+                finish(summary);
+                return false;
+            }
+            // A batch answers one result: comma-separated ids in batch order, offsets consecutive.
+            String[] ids = r.getMsgId() == null ? new String[0] : r.getMsgId().split(",");
+            String[] offsetIds = r.getOffsetMsgId() == null ? new String[0] : r.getOffsetMsgId().split(",");
+            for (int i = 0; i < batch.size(); i++) {
+                Json.Obj line = sentLine(ctx, batch.get(i).getKeys(), i, r, i < ids.length ? ids[i] : null,
+                    i < offsetIds.length ? offsetIds[i] : null);
+                line.put("queueOffset", r.getQueueOffset() + i);
+                ctx.out.emit(line);
+            }
+            boolean ok = r.getSendStatus() == SendStatus.SEND_OK && ids.length == batch.size();
+            if (ok) {
+                sent.addAndGet(batch.size());
+            } else {
+                failed.addAndGet(batch.size());
+            }
+            finish(summary).put("batchStatus", String.valueOf(r.getSendStatus())).put("batchIds", ids.length);
+            return ok;
+        }
+    }
+
+    /** Sync sends until --count succeeded or the deadline passed; reports every failed attempt. */
+    static final class UntilSuccess extends Base {
+        private final long intervalMs;
+
+        UntilSuccess(Ctx ctx, long intervalMs) {
+            super(ctx);
+            this.intervalMs = Math.max(0, intervalMs);
+        }
+
+        @Override
+        public boolean run(Json.Obj summary) throws Exception {
+            DefaultMQProducer p = start();
+            int attempts = 0;
+            long firstSuccessMs = -1;
+            String lastError = null;
+            int seq = 0;
+            while (sent.get() < ctx.count && !ctx.expired()) {
+                attempts++;
+                Message m = ctx.message(seq);
+                try {
+                    SendResult r = p.send(m);
+                    if (r.getSendStatus() == SendStatus.SEND_OK) {
+                        if (firstSuccessMs < 0) {
+                            firstSuccessMs = ctx.elapsedMs();
+                        }
+                        reportSent(m.getKeys(), seq, r);
+                        seq++;
+                        continue;
+                    }
+                    lastError = String.valueOf(r.getSendStatus());
+                    ctx.out.emit(ctx.line("attempt").put("attempt", attempts).put("key", m.getKeys())
+                        .put("error", lastError));
+                } catch (Exception e) {
+                    lastError = e.toString();
+                    ctx.out.emit(ctx.line("attempt").put("attempt", attempts).put("key", m.getKeys())
+                        .put("error", lastError));
+                }
+                long sleep = Math.min(intervalMs, ctx.remainingMs());
+                if (sleep > 0) {
+                    Thread.sleep(sleep);
+                }
+            }
+            summary.put("sent", sent.get()).put("requested", ctx.count).put("attempts", attempts)
+                .put("failedAttempts", attempts - sent.get()).put("firstSuccessMs", firstSuccessMs)
+                .put("lastError", lastError);
+            return sent.get() >= ctx.count;
+        }
+    }
+}
