@@ -134,7 +134,10 @@ public final class Gateway implements AutoCloseable {
         List<String> applied = new java.util.ArrayList<>();
         List<String> needsRestart = new java.util.ArrayList<>();
         if (!current.upstream().equals(next.upstream())) {
-            context.upstream(UpstreamSettings.of(next.upstream()));
+            UpstreamSettings previous = context.upstream();
+            UpstreamSettings replacement = UpstreamSettings.of(next.upstream());
+            context.upstream(replacement);
+            forgetRemovedNamesrv(previous, replacement);
             applied.add("upstream");
         }
         if (!current.names().equals(next.names()) || !current.downstream().equals(next.downstream())
@@ -166,6 +169,22 @@ public final class Gateway implements AutoCloseable {
         ReloadResult result = new ReloadResult(applied, needsRestart);
         log.info("reload: applied {}, needs restart {}", applied, needsRestart);
         return result;
+    }
+
+    /** A name server no longer configured loses its health gauge, which would otherwise mislead alerts. */
+    private void forgetRemovedNamesrv(UpstreamSettings previous, UpstreamSettings replacement) {
+        if (previous.namesrv() == null) {
+            return;
+        }
+        java.util.Set<String> kept = new java.util.HashSet<>();
+        if (replacement.namesrv() != null) {
+            replacement.namesrv().all().forEach(a -> kept.add(a.toString()));
+        }
+        previous.namesrv().all().forEach(a -> {
+            if (!kept.contains(a.toString())) {
+                metrics.namesrvRemoved(a.toString());
+            }
+        });
     }
 
     private static void restartIfChanged(List<String> needsRestart, String path, Object current, Object next) {

@@ -94,7 +94,7 @@ final class BrokerRelayPolicy implements RelayPolicy {
                 return request.content();
             }
             // one decode serves the name check and the re-encoding
-            CommandHeader header = HeaderTranscoder.decodeRequest(request);
+            CommandHeader header = decodeOrRelease(request);
             NameRefusal refusal = null;
             if (edge.names() != null) {
                 if (header instanceof SendRequestHeader send) {
@@ -111,13 +111,29 @@ final class BrokerRelayPolicy implements RelayPolicy {
             return session.reencodeForUpstream(request, header);
         }
         if (edge.names() != null) {
-            NameRefusal refusal = NameGuard.checkOther(request, edge);
+            NameRefusal refusal;
+            try {
+                refusal = NameGuard.checkOther(request, edge);
+            } catch (RuntimeException e) {
+                request.release();
+                throw e;
+            }
             if (refusal != null) {
                 refuse(session, request, refusal);
                 return null;
             }
         }
         return session.reencodeForUpstream(request, null);
+    }
+
+    /** The typed header; a frame that cannot be decoded is released before the pipeline closes the connection. */
+    private static CommandHeader decodeOrRelease(RemotingFrame request) {
+        try {
+            return HeaderTranscoder.decodeRequest(request);
+        } catch (RuntimeException e) {
+            request.release();
+            throw e;
+        }
     }
 
     /** Answers a request with a bad name as a broker would, and never forwards it. Takes ownership. */

@@ -260,10 +260,11 @@ public final class RelaySession {
         }
         if (state instanceof UpstreamState.Connected c) {
             if (frame.isOneway()) {
-                metrics.oneway(frame.code());
+                int code = frame.code();
                 clientEncoding = frame.encoding();
                 ByteBuf out = policy.toUpstream(this, frame);
                 if (out != null) {
+                    metrics.oneway(code);
                     c.channel().write(out, c.channel().voidPromise());
                 }
             } else {
