@@ -35,6 +35,11 @@ public final class FreePorts {
         return block(2, 1);
     }
 
+    /** The first of {@code count} consecutive free ports. */
+    public static int range(int count) {
+        return block(0, count - 1);
+    }
+
     private static int block(int below, int above) {
         for (int attempt = 0; attempt < 500; attempt++) {
             int p = ThreadLocalRandom.current().nextInt(FROM + below, TO - above);
