@@ -6,6 +6,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.rocketmq.client.exception.MQBrokerException;
+import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendCallback;
 import org.apache.rocketmq.client.producer.SendResult;
@@ -47,7 +49,7 @@ final class ProducerScenarios {
 
         void reportError(String key, int seq, Throwable e) {
             failed.incrementAndGet();
-            ctx.out.emit(ctx.line("send-error").put("key", key).put("seq", seq).put("error", e.toString()));
+            ctx.out.emit(failure(ctx.line("send-error").put("key", key).put("seq", seq).put("error", e.toString()), e));
         }
 
         Json.Obj finish(Json.Obj summary) {
@@ -61,6 +63,30 @@ final class ProducerScenarios {
         }
     }
 
+    /**
+     * Adds what a failed send says about itself: {@code responseCode} (the client's, e.g. after its
+     * retries), {@code brokerCode}/{@code brokerRemark}/{@code brokerAddr} of the first
+     * MQBrokerException in the cause chain (an error response from whatever the client talked to),
+     * and {@code causes}, the chain's messages.
+     */
+    static Json.Obj failure(Json.Obj line, Throwable e) {
+        List<String> causes = new ArrayList<>();
+        boolean broker = false;
+        for (Throwable t = e; t != null && causes.size() < 8; t = t.getCause() == t ? null : t.getCause()) {
+            causes.add(t.toString());
+            if (t instanceof MQClientException && !line.fields().containsKey("responseCode")) {
+                line.put("responseCode", ((MQClientException) t).getResponseCode());
+            }
+            if (t instanceof MQBrokerException && !broker) {
+                broker = true;
+                MQBrokerException b = (MQBrokerException) t;
+                line.put("brokerCode", b.getResponseCode()).put("brokerRemark", b.getErrorMessage())
+                    .put("brokerAddr", b.getBrokerAddr());
+            }
+        }
+        return line.put("causes", causes);
+    }
+
     static Json.Obj sentLine(Ctx ctx, String key, int seq, SendResult r, String msgId, String offsetMsgId) {
         Json.Obj line = ctx.line("sent").put("key", key).put("seq", seq).put("msgId", msgId)
             .put("offsetMsgId", offsetMsgId).put("status", String.valueOf(r.getSendStatus()));
@@ -71,14 +97,23 @@ final class ProducerScenarios {
     }
 
     static final class Sync extends Base {
-        Sync(Ctx ctx) {
+        private final long intervalMs;
+
+        Sync(Ctx ctx, long intervalMs) {
             super(ctx);
+            this.intervalMs = Math.max(0, intervalMs);
         }
 
         @Override
         public boolean run(Json.Obj summary) throws Exception {
             DefaultMQProducer p = start();
             for (int i = 0; i < ctx.count && !ctx.expired(); i++) {
+                if (i > 0 && intervalMs > 0) {
+                    long sleep = Math.min(intervalMs, ctx.remainingMs());
+                    if (sleep > 0) {
+                        Thread.sleep(sleep);
+                    }
+                }
                 Message m = ctx.message(i);
                 try {
                     reportSent(m.getKeys(), i, p.send(m));
@@ -86,7 +121,7 @@ final class ProducerScenarios {
                     reportError(m.getKeys(), i, e);
                 }
             }
-            finish(summary);
+            finish(summary).put("intervalMs", intervalMs);
             return sent.get() == ctx.count;
         }
     }
@@ -207,25 +242,60 @@ final class ProducerScenarios {
         }
     }
 
-    /** Sync sends until --count succeeded or the deadline passed; reports every failed attempt. */
+    /**
+     * Sync sends until --count succeeded or the deadline passed; reports every failed attempt.
+     * With {@code --prime N} it first sends N messages (keys {@code <prefix>-prime-<i>}, one
+     * "primed" line each; a failure there fails the scenario), so the producer holds a route;
+     * with {@code --go-file PATH} it then prints a "waiting" line and starts the loop only once
+     * PATH exists (e.g. after the test stopped the broker).
+     */
     static final class UntilSuccess extends Base {
         private final long intervalMs;
+        private final int prime;
+        private final String goFile;
 
-        UntilSuccess(Ctx ctx, long intervalMs) {
+        UntilSuccess(Ctx ctx, long intervalMs, int prime, String goFile) {
             super(ctx);
             this.intervalMs = Math.max(0, intervalMs);
+            this.prime = Math.max(0, prime);
+            this.goFile = goFile;
         }
 
         @Override
         public boolean run(Json.Obj summary) throws Exception {
             DefaultMQProducer p = start();
+            for (int i = 0; i < prime; i++) {
+                String key = ctx.keyPrefix + "-prime-" + i;
+                SendResult r = p.send(ctx.message(key, i));
+                if (r.getSendStatus() != SendStatus.SEND_OK) {
+                    throw new IllegalStateException("priming send " + key + ": " + r.getSendStatus());
+                }
+                Json.Obj line = sentLine(ctx, key, i, r, r.getMsgId(), r.getOffsetMsgId());
+                line.fields().put("type", "primed");
+                ctx.out.emit(line);
+            }
+            if (goFile != null) {
+                ctx.out.emit(ctx.line("waiting").put("goFile", goFile));
+                java.io.File go = new java.io.File(goFile);
+                while (!go.exists()) {
+                    if (ctx.expired()) {
+                        summary.put("sent", 0).put("requested", ctx.count).put("error", "go file never appeared");
+                        return false;
+                    }
+                    Thread.sleep(20);
+                }
+                ctx.out.emit(ctx.line("go"));
+            }
+            long loopStart = ctx.elapsedMs();
             int attempts = 0;
             long firstSuccessMs = -1;
+            long slowestFailureMs = -1;
             String lastError = null;
             int seq = 0;
             while (sent.get() < ctx.count && !ctx.expired()) {
                 attempts++;
                 Message m = ctx.message(seq);
+                long t0 = System.nanoTime();
                 try {
                     SendResult r = p.send(m);
                     if (r.getSendStatus() == SendStatus.SEND_OK) {
@@ -237,12 +307,16 @@ final class ProducerScenarios {
                         continue;
                     }
                     lastError = String.valueOf(r.getSendStatus());
+                    long took = (System.nanoTime() - t0) / 1_000_000;
+                    slowestFailureMs = Math.max(slowestFailureMs, took);
                     ctx.out.emit(ctx.line("attempt").put("attempt", attempts).put("key", m.getKeys())
-                        .put("error", lastError));
+                        .put("error", lastError).put("elapsedMs", took));
                 } catch (Exception e) {
                     lastError = e.toString();
-                    ctx.out.emit(ctx.line("attempt").put("attempt", attempts).put("key", m.getKeys())
-                        .put("error", lastError));
+                    long took = (System.nanoTime() - t0) / 1_000_000;
+                    slowestFailureMs = Math.max(slowestFailureMs, took);
+                    ctx.out.emit(failure(ctx.line("attempt").put("attempt", attempts).put("key", m.getKeys())
+                        .put("error", lastError).put("elapsedMs", took), e));
                 }
                 long sleep = Math.min(intervalMs, ctx.remainingMs());
                 if (sleep > 0) {
@@ -251,7 +325,8 @@ final class ProducerScenarios {
             }
             summary.put("sent", sent.get()).put("requested", ctx.count).put("attempts", attempts)
                 .put("failedAttempts", attempts - sent.get()).put("firstSuccessMs", firstSuccessMs)
-                .put("lastError", lastError);
+                .put("lastError", lastError).put("primed", prime).put("loopStartMs", loopStart)
+                .put("slowestFailureMs", slowestFailureMs);
             return sent.get() >= ctx.count;
         }
     }

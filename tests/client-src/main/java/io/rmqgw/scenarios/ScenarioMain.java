@@ -32,7 +32,7 @@ public final class ScenarioMain {
     static final String USAGE = String.join("\n",
         "usage: ScenarioMain SCENARIO --namesrv HOST:PORT --topic TOPIC [--option value]...",
         "scenarios:",
-        "  sync-send           send --count messages with send()",
+        "  sync-send           send --count messages with send(), --interval-ms (0) apart",
         "  async-send          send --count messages with send(msg, callback); --max-in-flight (64)",
         "  oneway-send         send --count messages with sendOneway()",
         "  batch-send          send one batch of --count messages",
@@ -45,7 +45,8 @@ public final class ScenarioMain {
         "  reconsume           --count (1) messages; first delivery RECONSUME_LATER",
         "                      (--retry-delay-level 1), the redelivery must have reconsumeTimes > 0",
         "  send-until-success  sync send until --count (1) sends succeeded, retrying every",
-        "                      --interval-ms (200) until the deadline",
+        "                      --interval-ms (200) until the deadline; --prime N sends N messages",
+        "                      first (\"primed\" lines), --go-file PATH then waits for PATH to exist",
         "common options: --group G (consumer) --producer-group G --count N (10) --timeout-ms MS (60000)",
         "  --key-prefix P --tag T --body-size B (64) --instance NAME --vip true|false",
         "  --send-timeout-ms MS (5000) --retries N --poll-namesrv-ms MS --linger-ms MS (0)",
@@ -125,7 +126,7 @@ public final class ScenarioMain {
     private static Scenario create(String scenario, Ctx ctx, Args args) {
         switch (scenario) {
             case "sync-send":
-                return new ProducerScenarios.Sync(ctx);
+                return new ProducerScenarios.Sync(ctx, args.longValue("interval-ms", 0));
             case "async-send":
                 return new ProducerScenarios.Async(ctx, args.integer("max-in-flight", 64));
             case "oneway-send":
@@ -133,7 +134,8 @@ public final class ScenarioMain {
             case "batch-send":
                 return new ProducerScenarios.Batch(ctx);
             case "send-until-success":
-                return new ProducerScenarios.UntilSuccess(ctx, args.longValue("interval-ms", 200));
+                return new ProducerScenarios.UntilSuccess(ctx, args.longValue("interval-ms", 200),
+                    args.integer("prime", 0), args.str("go-file", null));
             case "push-consume":
                 return new ConsumerScenarios.Push(ctx, args.integer("consume-threads", 1));
             case "lite-pull-consume":

@@ -43,6 +43,8 @@ public final class RelaySession {
 
     private static final Logger log = LoggerFactory.getLogger(RelaySession.class);
     private static final long TIMEOUT_SCAN_MILLIS = 500;
+    /** While no upstream answers, a request dials again at most this often; the rest get the error at once. */
+    private static final long REDIAL_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final RelayContext context;
     private final RelayPolicy policy;
@@ -61,6 +63,7 @@ public final class RelaySession {
     private boolean clientNeedsFlush;
     private boolean upstreamNeedsFlush;
     private boolean closeAfterBurst;
+    private long unavailableSinceNanos;
     private ScheduledFuture<?> timeoutScan;
 
     private RelaySession(RelayContext context, RelayPolicy policy, ListenerMeters meters, Channel client) {
@@ -237,6 +240,7 @@ public final class RelaySession {
         log.warn("client {}: {}", clientAddress, reason);
         context.metrics().upstreamFailure(UpstreamFailure.CONNECT_FAILED);
         state = new UpstreamState.Unavailable(reason);
+        unavailableSinceNanos = System.nanoTime();
         for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
             fromClient(frame);
         }
@@ -290,7 +294,15 @@ public final class RelaySession {
             }
             upstreamNeedsFlush = true;
         } else if (state instanceof UpstreamState.Unavailable u) {
-            answerWithoutUpstream(frame, u.reason());
+            if (System.nanoTime() - unavailableSinceNanos >= REDIAL_INTERVAL_NANOS) {
+                // the upstream may be back: this request waits for a fresh dial, like the first one did
+                client.config().setAutoRead(false);
+                waiting.add(frame);
+                connectFailures.setLength(0);
+                dial(policy.upstreamTargets(), 0);
+            } else {
+                answerWithoutUpstream(frame, u.reason());
+            }
         } else if (state instanceof UpstreamState.Connecting) {
             waiting.add(frame);
         } else {
@@ -313,10 +325,9 @@ public final class RelaySession {
                 metrics.requestCompleted(frame.code(), RemotingSysResponseCode.SUCCESS, System.nanoTime() - start, -1);
             } else {
                 metrics.requestAnswered(frame.code(), RemotingSysResponseCode.SYSTEM_ERROR);
+                // the connection stays open: clients retry on it at once, and a close would lose that retry
                 answer = Frames.errorResponse(client.alloc(), frame.opaque(), answerEncoding(frame.encoding()),
                     RemotingSysResponseCode.SYSTEM_ERROR, reason);
-                // the client reconnects for its next request, which dials the upstream afresh
-                closeAfterBurst = true;
             }
             client.write(answer, client.voidPromise());
             clientNeedsFlush = true;
@@ -379,6 +390,8 @@ public final class RelaySession {
         }
         String reason = "connection to " + policy.describe(c.target()) + " closed";
         state = new UpstreamState.Unavailable(reason);
+        // requests still arriving before the close below get this error, not a fresh dial
+        unavailableSinceNanos = System.nanoTime();
         List<PendingRequests.Pending> orphans = pending.drain();
         if (!orphans.isEmpty()) {
             context.metrics().upstreamFailure(UpstreamFailure.CONNECTION_LOST);

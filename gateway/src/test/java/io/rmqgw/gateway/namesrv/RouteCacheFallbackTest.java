@@ -92,7 +92,10 @@ class RouteCacheFallbackTest {
             assertEquals(8, error.opaque());
             assertEquals(Wire.SYSTEM_ERROR, error.code());
             assertTrue(error.remark().contains(namesrv.address()), "remark names the name server: " + error.remark());
-            client.assertClosedBy();
+            client.send(Routes.request("TopicNeverSeen", 453).opaque(9).bytes());
+            Wire.Frame again = client.read();
+            assertEquals(9, again.opaque(), "the connection stays open and keeps answering");
+            assertEquals(Wire.SYSTEM_ERROR, again.code());
         }
     }
 

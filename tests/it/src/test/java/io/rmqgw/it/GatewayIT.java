@@ -31,9 +31,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(SharedClusterExtension.class)
 class GatewayIT extends ClientScenarioContract {
 
-    /** Requests a broker itself sends to the name server. */
+    /**
+     * Requests the in-process broker itself sends to the name server (registration, and the cluster
+     * list its metadata refresh asks for); clients' own traffic never has these codes at the name
+     * server, and every client process is also checked from /proc to connect to gateway ports only.
+     */
     private static final Set<Integer> BROKER_TO_NAMESRV = Set.of(RequestCode.REGISTER_BROKER, RequestCode.UNREGISTER_BROKER,
-        RequestCode.QUERY_DATA_VERSION, RequestCode.BROKER_HEARTBEAT);
+        RequestCode.QUERY_DATA_VERSION, RequestCode.BROKER_HEARTBEAT, RequestCode.GET_BROKER_CLUSTER_INFO);
 
     static SharedCluster cluster;
     static GatewayFixture gateway;
