@@ -19,6 +19,14 @@ public interface GatewayRunner {
      */
     Started start(GatewayConfig config, PrintWriter out) throws Exception;
 
+    /**
+     * {@link #start(GatewayConfig, PrintWriter)}, knowing where {@code config} came from so that it can be
+     * reloaded (file watch, SIGHUP, {@code POST /reload}). Runners that do not reload ignore {@code source}.
+     */
+    default Started start(GatewayConfig config, ConfigSource source, PrintWriter out) throws Exception {
+        return start(config, out);
+    }
+
     /** Blocks until the process is asked to stop (SIGTERM, SIGINT) and everything has been stopped. */
     void runUntilStopped(Started started) throws InterruptedException;
 
@@ -29,8 +37,18 @@ public interface GatewayRunner {
      * @param listenAddress   the bound name-server listener
      * @param brokerListeners real broker address to the gateway address advertised for it
      * @param embeddedBroker  the embedded broker's address, or {@code null} without embedded mode
+     * @param notes           further lines for the start-up summary (reload triggers, admin endpoints)
      */
     record Started(GatewayConfig config, InetSocketAddress listenAddress, Map<String, String> brokerListeners,
-                   String embeddedBroker) {
+                   String embeddedBroker, java.util.List<String> notes) {
+
+        public Started {
+            notes = notes == null ? java.util.List.of() : java.util.List.copyOf(notes);
+        }
+
+        public Started(GatewayConfig config, InetSocketAddress listenAddress, Map<String, String> brokerListeners,
+                       String embeddedBroker) {
+            this(config, listenAddress, brokerListeners, embeddedBroker, null);
+        }
     }
 }

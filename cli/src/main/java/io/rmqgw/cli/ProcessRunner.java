@@ -2,13 +2,20 @@ package io.rmqgw.cli;
 
 import io.rmqgw.cli.embedded.EmbeddedCluster;
 import io.rmqgw.gateway.Gateway;
+import io.rmqgw.gateway.admin.AdminServer;
+import io.rmqgw.gateway.admin.ConfigReloader;
+import io.rmqgw.gateway.config.ConfigFileWatcher;
 import io.rmqgw.gateway.config.ConfigLoader;
 import io.rmqgw.gateway.config.GatewayConfig;
 import io.rmqgw.gateway.config.HostPort;
+import io.rmqgw.gateway.discovery.NamesrvDiscovery;
 import io.rmqgw.metrics.GatewayMetrics;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -17,6 +24,10 @@ import java.util.concurrent.TimeUnit;
  * The real runner: the embedded cluster (when enabled) and the gateway in this JVM, stopped by a
  * shutdown hook. A stop that arrives during start-up waits for the start-up to finish (the embedded
  * broker cannot be interrupted half-way), then stops everything.
+ *
+ * <p>Around the gateway: {@code logging.levels} applied to logback, name-server discovery over HTTP
+ * ({@code upstream.namesrv-address-url}), and configuration reloads when the file changes, on SIGHUP and on
+ * {@code POST /reload}, each reading the file again with the options the process started with.
  */
 final class ProcessRunner implements GatewayRunner {
 
@@ -32,18 +43,29 @@ final class ProcessRunner implements GatewayRunner {
     private volatile boolean stopRequested;
     private EmbeddedCluster cluster;
     private Gateway gateway;
-    private Duration drain = Duration.ZERO;
+    private NamesrvDiscovery discovery;
+    private ConfigReloader reloader;
+    private ConfigFileWatcher watcher;
+    private Sighup sighup;
+    private Thread hook;
     private PrintWriter out;
+    private final LogLevels logLevels = new LogLevels();
 
     private final GatewayMetrics metrics = GatewayMetrics.prometheus();
 
     @Override
     public Started start(GatewayConfig config, PrintWriter out) throws Exception {
+        return start(config, null, out);
+    }
+
+    @Override
+    public Started start(GatewayConfig config, ConfigSource source, PrintWriter out) throws Exception {
         this.out = out;
-        this.drain = config.drainTimeout();
         Thread hook = new Thread(this::onShutdown, "rmqgw-shutdown");
+        this.hook = hook;
         Runtime.getRuntime().addShutdownHook(hook);
         try {
+            logLevels.apply(config.logging());
             GatewayConfig effective = config;
             String embeddedBroker = null;
             if (config.embedded().enabled()) {
@@ -68,11 +90,22 @@ final class ProcessRunner implements GatewayRunner {
             if (stopRequested) {
                 throw new StartException("stopped during start-up", null);
             }
+            NamesrvDiscovery d = new NamesrvDiscovery(metrics);
+            synchronized (lock) {
+                discovery = d;
+            }
+            if (effective.upstream().namesrvAddressUrl() != null) {
+                out.println("asking " + effective.upstream().namesrvAddressUrl() + " for the name servers");
+                out.flush();
+            }
+            effective = effective.withNamesrv(d.configure(effective.upstream()));
             Gateway g = Gateway.start(effective, metrics);
             synchronized (lock) {
                 gateway = g;
             }
-            return new Started(effective, g.listenAddress(), g.brokerListeners(), embeddedBroker);
+            d.start(NamesrvDiscovery.updater(g));
+            List<String> notes = reloadable(g, source);
+            return new Started(effective, g.listenAddress(), g.brokerListeners(), embeddedBroker, notes);
         } catch (Exception | Error e) {
             stopAll();
             try {
@@ -86,9 +119,97 @@ final class ProcessRunner implements GatewayRunner {
         }
     }
 
+    /** Sets up reloads: the reloader behind POST /reload, the file watch and SIGHUP. Returns summary lines. */
+    private List<String> reloadable(Gateway g, ConfigSource source) {
+        List<String> notes = new ArrayList<>();
+        String embeddedNamesrv;
+        synchronized (lock) {
+            embeddedNamesrv = cluster == null ? null : cluster.namesrvAddress();
+        }
+        GatewayConfig startConfig = g.config();
+        ConfigReloader r = ConfigReloader.builder(g, metrics, source == null ? () -> startConfig : source::load)
+            .describedAs(source == null ? "the start-up configuration" : source.display())
+            .prepare(next -> embeddedNamesrv != null && next.embedded().enabled()
+                ? next.withNamesrv(List.of(HostPort.parse("embedded name server", embeddedNamesrv))) : next)
+            .discovery(discovery)
+            .logLevels(logLevels::apply)
+            .build();
+        ConfigFileWatcher w = null;
+        if (source != null && source.file() != null) {
+            try {
+                w = ConfigFileWatcher.start(source.file(), ConfigFileWatcher.DEFAULT_DEBOUNCE,
+                    () -> r.reloadAsync("file change"));
+            } catch (IOException | RuntimeException e) {
+                notes.add("cannot watch " + source.display() + " for changes (" + Errors.oneLine(e) + ")");
+            }
+        }
+        Sighup h = Sighup.install(() -> r.reloadAsync("SIGHUP"));
+        synchronized (lock) {
+            reloader = r;
+            watcher = w;
+            sighup = h;
+        }
+        InetSocketAddress admin = g.adminAddress();
+        List<String> triggers = new ArrayList<>();
+        if (w != null) {
+            triggers.add("when " + source.display() + " changes");
+        }
+        if (h != null) {
+            triggers.add("on SIGHUP");
+        }
+        if (admin != null) {
+            String base = "http://" + admin.getHostString() + ":" + admin.getPort();
+            notes.add(0, "admin             " + base + AdminServer.METRICS_PATH + ", " + AdminServer.READY_PATH + ", "
+                + AdminServer.NSADDR_PATH + ", POST " + AdminServer.RELOAD_PATH);
+            triggers.add("on POST " + AdminServer.RELOAD_PATH + " ('rmqgw reload')");
+        }
+        notes.add("reloads           " + (triggers.isEmpty() ? "none" : String.join(", ", triggers)));
+        return notes;
+    }
+
     @Override
     public void runUntilStopped(Started started) throws InterruptedException {
         stopped.await();
+    }
+
+    /** Stops everything as SIGTERM would, without exiting (tests). */
+    void stop() {
+        stopRequested = true;
+        Thread h = hook;
+        if (h != null) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(h);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs anyway
+            }
+        }
+        stopAll();
+        stopped.countDown();
+    }
+
+    /** The running gateway, or null (tests). */
+    Gateway gateway() {
+        synchronized (lock) {
+            return gateway;
+        }
+    }
+
+    /** The reloader, or null before the gateway runs (tests). */
+    ConfigReloader reloader() {
+        synchronized (lock) {
+            return reloader;
+        }
+    }
+
+    /** The SIGHUP handler, or null where it cannot be installed (tests). */
+    Sighup sighup() {
+        synchronized (lock) {
+            return sighup;
+        }
+    }
+
+    GatewayMetrics metrics() {
+        return metrics;
     }
 
     private void onShutdown() {
@@ -108,13 +229,38 @@ final class ProcessRunner implements GatewayRunner {
     private void stopAll() {
         Gateway g;
         EmbeddedCluster c;
+        ConfigFileWatcher w;
+        ConfigReloader r;
+        NamesrvDiscovery d;
+        Sighup h;
         synchronized (lock) {
             g = gateway;
             c = cluster;
+            w = watcher;
+            r = reloader;
+            d = discovery;
+            h = sighup;
             gateway = null;
             cluster = null;
+            watcher = null;
+            reloader = null;
+            discovery = null;
+            sighup = null;
+        }
+        if (w != null) {
+            w.close();
+        }
+        if (h != null) {
+            h.close();
+        }
+        if (r != null) {
+            r.close();
+        }
+        if (d != null) {
+            d.close();
         }
         if (g != null) {
+            Duration drain = g.config().drainTimeout(); // a reload may have changed it
             println("stopping: no new clients, in-flight requests get up to "
                 + ConfigLoader.formatDuration(drain));
             try {

@@ -26,6 +26,9 @@ import picocli.CommandLine.Spec;
     description = {
         "Starts the gateway in the foreground. SIGTERM or Ctrl-C stop it: no new clients, in-flight requests"
             + " finish for up to drain-timeout, then everything closes.",
+        "The configuration reloads without a restart when the file changes, on SIGHUP, on POST /reload at the"
+            + " admin port and with 'rmqgw reload' (options given here still apply); settings bound to sockets"
+            + " (listen, broker-ports, admin.listen, ...) are reported as needing a restart.",
         "In embedded mode (the shipped default) an in-process Apache RocketMQ name server and broker (cluster"
             + " DefaultCluster, broker broker-a) start first and become the upstream.",
         "Options override the configuration file.%n"},
@@ -93,7 +96,8 @@ final class StartCommand implements Callable<Integer> {
         out.flush();
         GatewayRunner.Started started;
         try {
-            started = main.runner().start(c, out);
+            started = main.runner().start(c, new ConfigSource(file, overrides,
+                file == null ? null : main.display(file)), out);
         } catch (ConfigException e) {
             printConfigError(err, e, file, overrides);
             return Main.CONFIG_ERROR;
@@ -208,9 +212,17 @@ final class StartCommand implements Callable<Integer> {
                 first = false;
             }
         }
-        out.println("  upstream namesrv  " + ConfigLoader.formatAddressList(c.upstream().namesrv())
+        out.println("  upstream namesrv  " + (c.upstream().namesrv().isEmpty() ? "none yet"
+            : ConfigLoader.formatAddressList(c.upstream().namesrv()))
             + (s.embeddedBroker() == null ? "" : "   (embedded; broker " + s.embeddedBroker()
             + ", store " + c.embedded().storeDir() + ")"));
+        if (c.upstream().namesrvAddressUrl() != null) {
+            out.println("                    from " + c.upstream().namesrvAddressUrl() + ", polled every "
+                + ConfigLoader.formatDuration(c.upstream().namesrvAddressPollInterval()));
+        }
+        for (String note : s.notes()) {
+            out.println("  " + note);
+        }
         out.println("Stop with Ctrl-C or SIGTERM: in-flight requests get up to "
             + ConfigLoader.formatDuration(c.drainTimeout()) + " to finish.");
     }

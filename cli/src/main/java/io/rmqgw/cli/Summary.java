@@ -29,6 +29,13 @@ final class Summary {
             return "embedded RocketMQ (name server 127.0.0.1:" + e.namesrvPort() + ", broker 127.0.0.1:"
                 + e.brokerPort() + ", store " + e.storeDir() + ")";
         }
+        String url = c.upstream().namesrvAddressUrl();
+        if (url != null) {
+            return "name servers from " + url + " (polled every "
+                + ConfigLoader.formatDuration(c.upstream().namesrvAddressPollInterval()) + ")"
+                + (c.upstream().namesrv().isEmpty() ? ""
+                : ", " + ConfigLoader.formatAddressList(c.upstream().namesrv()) + " until it answers");
+        }
         return "name servers " + ConfigLoader.formatAddressList(c.upstream().namesrv());
     }
 

@@ -56,6 +56,10 @@ public final class Gateway implements AutoCloseable {
         this.listener = listener;
         this.readiness = readiness;
         this.admin = admin;
+        if (admin != null) {
+            String advertised = config.advertiseHost() + ":" + listenAddress().getPort();
+            admin.namesrvAddress(() -> advertised);
+        }
     }
 
     /** Binds the listen port, asks the name servers for the cluster, and binds a listener per broker found. */
@@ -190,6 +194,67 @@ public final class Gateway implements AutoCloseable {
     private static void restartIfChanged(List<String> needsRestart, String path, Object current, Object next) {
         if (!java.util.Objects.equals(current, next)) {
             needsRestart.add(path);
+        }
+    }
+
+    /**
+     * Replaces the upstream name servers (name-server discovery found others), keeping timeouts and every
+     * other setting: the next client connection dials the new list, connections already up keep theirs.
+     * Health gauges of name servers no longer listed are dropped. An empty list leaves none (every dial
+     * then fails until a list arrives).
+     *
+     * @return whether anything changed (the same list, in the same order, changes nothing)
+     */
+    public synchronized boolean updateNamesrv(List<HostPort> namesrv) {
+        UpstreamSettings previous = context.upstream();
+        List<String> next = namesrv.stream().map(HostPort::toString).toList();
+        List<String> current = previous.namesrv() == null ? List.of()
+            : previous.namesrv().all().stream().map(Object::toString).toList();
+        if (next.equals(current)) {
+            return false;
+        }
+        UpstreamSettings replacement = new UpstreamSettings(
+            next.isEmpty() ? null : io.rmqgw.routing.NamesrvAddresses.of(next), previous.connectTimeoutMillis(),
+            previous.requestTimeoutNanos(), previous.longPollTimeoutNanos());
+        context.upstream(replacement);
+        forgetRemovedNamesrv(previous, replacement);
+        config = config.withNamesrv(namesrv);
+        log.info("upstream name servers now {} (were {})", String.join(";", next), String.join(";", current));
+        return true;
+    }
+
+    /**
+     * Asks the current upstream name servers for the cluster, as start does: binds a listener per broker
+     * found and marks the gateway ready when one answered. Blocks for up to connect plus request timeout
+     * per name server; call it from a thread of its own.
+     */
+    public boolean discoverCluster() {
+        UpstreamSettings upstream = context.upstream();
+        if (upstream.namesrv() == null || closed) {
+            return false;
+        }
+        List<String> list = upstream.namesrv().all().stream().map(Object::toString).toList();
+        boolean answered = ClusterDiscovery.discover(list, Duration.ofMillis(upstream.connectTimeoutMillis())
+            .plusNanos(upstream.requestTimeoutNanos()), brokers, metrics);
+        if (answered) {
+            readiness.namesrvAnswered();
+        }
+        return answered;
+    }
+
+    /** Records the log levels now in force ({@code logging.levels}; the caller applied them to its backend). */
+    public synchronized void loggingApplied(io.rmqgw.gateway.config.LoggingConfig levels) {
+        config = config.withLogging(levels);
+    }
+
+    /**
+     * What {@code POST /reload} on the admin port runs (null: the endpoint answers 503). The future completes
+     * with the outcome; it must not complete exceptionally for a refused configuration.
+     */
+    public void reloadHandler(java.util.function.Supplier<java.util.concurrent.CompletableFuture<
+        io.rmqgw.gateway.admin.ReloadOutcome>> handler) {
+        if (admin != null) {
+            admin.reloadHandler(handler);
         }
     }
 

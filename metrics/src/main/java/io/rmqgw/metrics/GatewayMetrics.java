@@ -41,6 +41,9 @@ public final class GatewayMetrics implements AutoCloseable {
     /** Why the gateway closed a connection or answered a request itself. */
     public enum UpstreamFailure { CONNECT_FAILED, CONNECTION_LOST, TIMEOUT }
 
+    /** The {@code result} values of {@code rmqgw.config.reloads}. */
+    public static final java.util.List<String> RELOAD_RESULTS = java.util.List.of("applied", "refused", "unchanged");
+
     /** The {@code upstream} tag of the name-server listener's {@link ListenerMeters}. */
     public static final String NAMESRV = "namesrv";
     /** The {@code topic} tag of requests for topics beyond the per-topic label limit (not a valid topic name). */
@@ -83,6 +86,8 @@ public final class GatewayMetrics implements AutoCloseable {
     private final Map<String, Health> brokerHealth = new ConcurrentHashMap<>();
     private volatile TopicMeters topics;
     private JvmGcMetrics gcMetrics;
+    private final Map<String, Counter> configReloads = new ConcurrentHashMap<>();
+    private final Map<String, Counter> namesrvDiscovery = new ConcurrentHashMap<>();
 
     public GatewayMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -98,6 +103,13 @@ public final class GatewayMetrics implements AutoCloseable {
         routesRewritten = Counter.builder("rmqgw.route.rewritten")
             .description("Route and cluster answers rewritten to point at the gateway")
             .register(registry);
+        // present from the start at 0, so increase() and alerts see the first reload
+        for (String result : RELOAD_RESULTS) {
+            configReloads.put(result, Counter.builder("rmqgw.config.reloads")
+                .description("Configuration reloads, by result: applied, refused (invalid; the old one stays), unchanged")
+                .tag("result", result)
+                .register(registry));
+        }
         SerializeType[] encodings = SerializeType.values();
         headerConversions = new Counter[encodings.length * encodings.length];
         for (SerializeType from : encodings) {
@@ -463,6 +475,42 @@ public final class GatewayMetrics implements AutoCloseable {
 
     public double namesRejected(String reason) {
         Counter c = namesRejected.get(reason);
+        return c == null ? 0 : c.count();
+    }
+
+    // ---------------------------------------------------------------- reloads and name-server discovery
+
+    /** A configuration reload ended with {@code result}: one of {@link #RELOAD_RESULTS}. */
+    public void configReload(String result) {
+        Counter c = configReloads.get(result);
+        if (c == null) {
+            throw new IllegalArgumentException("reload result must be one of " + RELOAD_RESULTS + ", was " + result);
+        }
+        c.increment();
+    }
+
+    public double configReloads(String result) {
+        Counter c = configReloads.get(result);
+        return c == null ? 0 : c.count();
+    }
+
+    /**
+     * One poll of the name-server address URL ({@code rmqgw.namesrv.discovery{result}}); {@code result} is one
+     * of a small fixed set (changed, unchanged, http_error, timeout, empty, malformed, unreachable).
+     */
+    public void namesrvDiscovery(String result) {
+        Counter c = namesrvDiscovery.get(result);
+        if (c == null) {
+            c = namesrvDiscovery.computeIfAbsent(result, r -> Counter.builder("rmqgw.namesrv.discovery")
+                .description("Polls of the name-server address URL, by result (errors keep the last good list)")
+                .tag("result", r)
+                .register(registry));
+        }
+        c.increment();
+    }
+
+    public double namesrvDiscoveries(String result) {
+        Counter c = namesrvDiscovery.get(result);
         return c == null ? 0 : c.count();
     }
 

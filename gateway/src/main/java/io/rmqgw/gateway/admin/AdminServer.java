@@ -37,7 +37,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,6 +49,15 @@ import org.slf4j.LoggerFactory;
  * when {@link Readiness} says so and 503 with the reason otherwise. {@code HEAD} works on each; other
  * methods get 405, other paths 404. It runs on a single event-loop thread of its own, so a scrape
  * never delays relayed traffic, and it exports {@code rmqgw_ready} (1 or 0) while open.
+ *
+ * <p>{@code POST /reload} reloads the configuration through the handler set with {@link #reloadHandler}
+ * (503 without one) and answers {@link ReloadOutcome#toJson()}: 200 when applied or unchanged, 422 when
+ * refused. The reload runs off the event loop; the connection reads nothing more until it is answered.
+ *
+ * <p>{@code GET /rocketmq/nsaddr} (and any {@code /rocketmq/SUBGROUP}, with or without a unit suffix or
+ * query) answers the gateway's own address, {@code host:port}, as a RocketMQ address server does, so
+ * clients that find their name servers over HTTP ({@code rocketmq.namesrv.domain}) find the gateway. 503
+ * before the listener is bound and while draining.
  */
 public final class AdminServer implements AutoCloseable {
 
@@ -55,6 +66,11 @@ public final class AdminServer implements AutoCloseable {
     public static final String METRICS_PATH = "/metrics";
     public static final String LIVE_PATH = "/health/live";
     public static final String READY_PATH = "/health/ready";
+    public static final String RELOAD_PATH = "/reload";
+    /** Where RocketMQ clients look for name servers by default ({@code MixAll.getWSAddr()}: subgroup nsaddr). */
+    public static final String NSADDR_PATH = "/rocketmq/nsaddr";
+    private static final String NSADDR_PREFIX = "/rocketmq/";
+    private static final String JSON_TYPE = "application/json; charset=utf-8";
 
     private static final String TEXT = "text/plain; charset=utf-8";
     private static final String ALLOW = "GET, HEAD";
@@ -65,13 +81,31 @@ public final class AdminServer implements AutoCloseable {
     private final Channel channel;
     private final GatewayMetrics metrics;
     private final Gauge readyGauge;
+    private final Hooks hooks;
     private volatile boolean closed;
 
-    private AdminServer(EventLoopGroup group, Channel channel, GatewayMetrics metrics, Gauge readyGauge) {
+    private AdminServer(EventLoopGroup group, Channel channel, GatewayMetrics metrics, Gauge readyGauge, Hooks hooks) {
         this.group = group;
         this.channel = channel;
         this.metrics = metrics;
         this.readyGauge = readyGauge;
+        this.hooks = hooks;
+    }
+
+    /** What the gateway plugs in once it exists; read per request. */
+    private static final class Hooks {
+        volatile Supplier<CompletableFuture<ReloadOutcome>> reload;
+        volatile Supplier<String> namesrvAddress;
+    }
+
+    /** What {@code POST /reload} runs; null makes it answer 503. */
+    public void reloadHandler(Supplier<CompletableFuture<ReloadOutcome>> handler) {
+        hooks.reload = handler;
+    }
+
+    /** The address {@code GET /rocketmq/nsaddr} answers ({@code host:port}); null makes it answer 503. */
+    public void namesrvAddress(Supplier<String> address) {
+        hooks.namesrvAddress = address;
     }
 
     /** Binds {@code listen} (the {@code admin.listen} setting). */
@@ -86,6 +120,7 @@ public final class AdminServer implements AutoCloseable {
      */
     public static AdminServer start(String host, int port, GatewayMetrics metrics, Readiness readiness) {
         EventLoopGroup group = new NioEventLoopGroup(1, new DefaultThreadFactory("rmqgw-admin", true));
+        Hooks hooks = new Hooks();
         Channel channel;
         try {
             channel = new ServerBootstrap()
@@ -100,7 +135,7 @@ public final class AdminServer implements AutoCloseable {
                             .addLast("http", new HttpServerCodec())
                             .addLast("keep-alive", new HttpServerKeepAliveHandler())
                             .addLast("aggregate", new HttpObjectAggregator(MAX_REQUEST_BYTES))
-                            .addLast("admin", new Handler(metrics, readiness));
+                            .addLast("admin", new Handler(metrics, readiness, hooks));
                     }
                 })
                 .bind(host, port)
@@ -118,8 +153,9 @@ public final class AdminServer implements AutoCloseable {
             .description("Whether /health/ready answers 200 (1) or 503 (0)")
             .strongReference(true)
             .register(metrics.registry());
-        AdminServer server = new AdminServer(group, channel, metrics, ready);
-        log.info("admin port on {}: {}, {}, {}", server.localAddress(), METRICS_PATH, LIVE_PATH, READY_PATH);
+        AdminServer server = new AdminServer(group, channel, metrics, ready, hooks);
+        log.info("admin port on {}: {}, {}, {}, {} (POST), {}", server.localAddress(), METRICS_PATH, LIVE_PATH,
+            READY_PATH, RELOAD_PATH, NSADDR_PATH);
         return server;
     }
 
@@ -144,10 +180,12 @@ public final class AdminServer implements AutoCloseable {
 
         private final GatewayMetrics metrics;
         private final Readiness readiness;
+        private final Hooks hooks;
 
-        Handler(GatewayMetrics metrics, Readiness readiness) {
+        Handler(GatewayMetrics metrics, Readiness readiness, Hooks hooks) {
             this.metrics = metrics;
             this.readiness = readiness;
+            this.hooks = hooks;
         }
 
         @Override
@@ -157,10 +195,20 @@ public final class AdminServer implements AutoCloseable {
                 return;
             }
             String path = new QueryStringDecoder(request.uri()).path();
+            if (RELOAD_PATH.equals(path)) {
+                reload(ctx, request);
+                return;
+            }
+            if (path.startsWith(NSADDR_PREFIX) && path.length() > NSADDR_PREFIX.length()
+                && path.indexOf('/', NSADDR_PREFIX.length()) < 0) {
+                namesrvAddress(ctx, request);
+                return;
+            }
             boolean known = METRICS_PATH.equals(path) || LIVE_PATH.equals(path) || READY_PATH.equals(path);
             if (!known) {
                 respond(ctx, request, HttpResponseStatus.NOT_FOUND, TEXT,
-                    "not found; the admin port serves " + METRICS_PATH + ", " + LIVE_PATH + " and " + READY_PATH + "\n",
+                    "not found; the admin port serves " + METRICS_PATH + ", " + LIVE_PATH + ", " + READY_PATH + ", "
+                        + NSADDR_PATH + " and " + RELOAD_PATH + " (POST)\n",
                     false);
                 return;
             }
@@ -185,6 +233,53 @@ public final class AdminServer implements AutoCloseable {
             }
         }
 
+        private void namesrvAddress(ChannelHandlerContext ctx, FullHttpRequest request) {
+            if (!HttpMethod.GET.equals(request.method()) && !HttpMethod.HEAD.equals(request.method())) {
+                respond(ctx, request, HttpResponseStatus.METHOD_NOT_ALLOWED, TEXT,
+                    request.method() + " not allowed on " + NSADDR_PATH + "; use GET\n", false);
+                return;
+            }
+            Supplier<String> address = hooks.namesrvAddress;
+            if (address == null || readiness.isDraining()) {
+                respond(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, TEXT,
+                    address == null ? "the gateway is not listening yet\n" : "the gateway is draining\n", false);
+                return;
+            }
+            // no newline: some address-server readers split on ';' without trimming
+            respond(ctx, request, HttpResponseStatus.OK, TEXT, address.get(), false);
+        }
+
+        private void reload(ChannelHandlerContext ctx, FullHttpRequest request) {
+            if (!HttpMethod.POST.equals(request.method())) {
+                respond(ctx, request.method(), HttpResponseStatus.METHOD_NOT_ALLOWED, TEXT,
+                    request.method() + " not allowed on " + RELOAD_PATH + "; use POST\n", false, "POST");
+                return;
+            }
+            Supplier<CompletableFuture<ReloadOutcome>> handler = hooks.reload;
+            if (handler == null) {
+                respond(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, JSON_TYPE,
+                    ReloadOutcome.refused("reload is not available: the gateway runs without a reloadable"
+                        + " configuration").toJson() + "\n", false);
+                return;
+            }
+            HttpMethod method = request.method();
+            // answer in order: read nothing more on this connection until the reload is answered
+            ctx.channel().config().setAutoRead(false);
+            CompletableFuture<ReloadOutcome> pending;
+            try {
+                pending = handler.get();
+            } catch (RuntimeException e) {
+                pending = CompletableFuture.failedFuture(e);
+            }
+            pending.whenComplete((outcome, error) -> ctx.executor().execute(() -> {
+                ReloadOutcome o = error == null ? outcome : ReloadOutcome.refused("reload failed: " + error);
+                HttpResponseStatus status = o.result() == ReloadOutcome.Result.REFUSED
+                    ? HttpResponseStatus.UNPROCESSABLE_ENTITY : HttpResponseStatus.OK;
+                respond(ctx, method, status, JSON_TYPE, o.toJson() + "\n", false, null);
+                ctx.channel().config().setAutoRead(true);
+            }));
+        }
+
         private void metrics(ChannelHandlerContext ctx, FullHttpRequest request) {
             if (!metrics.exportsPrometheus()) {
                 respond(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, TEXT,
@@ -204,7 +299,12 @@ public final class AdminServer implements AutoCloseable {
 
         private static void respond(ChannelHandlerContext ctx, FullHttpRequest request, HttpResponseStatus status,
                                     String contentType, String body, boolean close) {
-            boolean head = HttpMethod.HEAD.equals(request.method());
+            respond(ctx, request.method(), status, contentType, body, close, ALLOW);
+        }
+
+        private static void respond(ChannelHandlerContext ctx, HttpMethod method, HttpResponseStatus status,
+                                    String contentType, String body, boolean close, String allow) {
+            boolean head = HttpMethod.HEAD.equals(method);
             int length = ByteBufUtil.utf8Bytes(body);
             ByteBuf content;
             if (head) {
@@ -218,8 +318,8 @@ public final class AdminServer implements AutoCloseable {
                 .set(HttpHeaderNames.CONTENT_TYPE, contentType)
                 .setInt(HttpHeaderNames.CONTENT_LENGTH, length)
                 .set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_STORE);
-            if (status == HttpResponseStatus.METHOD_NOT_ALLOWED) {
-                response.headers().set(HttpHeaderNames.ALLOW, ALLOW);
+            if (status == HttpResponseStatus.METHOD_NOT_ALLOWED && allow != null) {
+                response.headers().set(HttpHeaderNames.ALLOW, allow);
             }
             if (close) {
                 HttpUtil.setKeepAlive(response, false);

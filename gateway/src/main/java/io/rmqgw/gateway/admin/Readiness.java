@@ -33,6 +33,11 @@ public final class Readiness {
         return !draining && listenersBound && namesrvAnswered;
     }
 
+    /** Whether an upstream name server has answered since start. */
+    public boolean namesrvHasAnswered() {
+        return namesrvAnswered;
+    }
+
     public boolean isDraining() {
         return draining;
     }

@@ -100,6 +100,39 @@ public final class ConfigLoader {
         return bind(tree, overrides);
     }
 
+    /**
+     * The {@code admin.listen} written in {@code file}, read leniently: the rest of the file may be invalid
+     * (a reload is then refused, but {@code rmqgw reload} still has to find the admin port to say so).
+     *
+     * @return the address; {@link AdminConfig#DEFAULT_LISTEN} when the file does not set it
+     * @throws ConfigException when the file cannot be read, is not YAML, or admin.listen itself is invalid
+     */
+    public static HostPort adminListen(Path file) {
+        byte[] content;
+        try {
+            content = Files.readAllBytes(file);
+        } catch (NoSuchFileException e) {
+            throw new ConfigException("", "no such file: " + file);
+        } catch (IOException e) {
+            throw new ConfigException("", "cannot read " + file + ": " + e.getMessage());
+        }
+        JsonNode tree;
+        try {
+            tree = MAPPER.readTree(content);
+        } catch (IOException e) {
+            throw parseError(e);
+        }
+        JsonNode listen = tree == null ? null : tree.at("/admin/listen");
+        if (listen == null || listen.isMissingNode() || listen.isNull()
+            || (listen.isTextual() && listen.asText().isBlank())) {
+            return AdminConfig.DEFAULT_LISTEN;
+        }
+        if (!listen.isTextual()) {
+            throw new ConfigException("admin.listen", "expected host:port, was " + describeNode(listen));
+        }
+        return HostPort.parse("admin.listen", listen.asText());
+    }
+
     /** Parses YAML text. */
     public static GatewayConfig parse(String yaml) {
         return parse(yaml, Map.of());
@@ -267,6 +300,11 @@ public final class ConfigLoader {
         upstream.put("request-timeout", formatDuration(config.upstream().requestTimeout()));
         upstream.put("long-poll-timeout", formatDuration(config.upstream().longPollTimeout()));
         upstream.put("header-encoding", config.upstream().headerEncoding().label());
+        if (config.upstream().namesrvAddressUrl() != null) {
+            upstream.put("namesrv-address-url", config.upstream().namesrvAddressUrl());
+        }
+        upstream.put("namesrv-address-poll-interval", formatDuration(config.upstream().namesrvAddressPollInterval()));
+        upstream.put("namesrv-address-timeout", formatDuration(config.upstream().namesrvAddressTimeout()));
         root.putObject("downstream").put("response-encoding", config.downstream().responseEncoding().label());
         ObjectNode names = root.putObject("names");
         names.put("check", config.names().check());
@@ -286,6 +324,8 @@ public final class ConfigLoader {
         admin.put("listen", config.admin().listen().toString());
         admin.put("topic-labels", config.admin().topicLabels());
         admin.put("topic-label-limit", config.admin().topicLabelLimit());
+        ObjectNode levels = root.putObject("logging").putObject("levels");
+        config.logging().levelNames().forEach(levels::put);
         try {
             return MAPPER.writeValueAsString(root);
         } catch (IOException e) {

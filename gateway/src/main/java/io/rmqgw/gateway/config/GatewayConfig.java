@@ -20,11 +20,12 @@ import java.util.Objects;
  * @param admin          the admin HTTP port (metrics, health); on by default when read from YAML
  * @param downstream     what the gateway sends to clients
  * @param names          topic and group name checks at the edge
+ * @param logging        log levels by logger (applied by the process that owns the logging backend)
  */
 public record GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
                             RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
                             EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream,
-                            NamesConfig names) {
+                            NamesConfig names, LoggingConfig logging) {
 
     public static final int DEFAULT_MAX_FRAME_LENGTH = 16 * 1024 * 1024;
     public static final HostPort DEFAULT_LISTEN = new HostPort("127.0.0.1", 9876);
@@ -57,8 +58,13 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
             throw new ConfigException("drain-timeout", "must not be negative");
         }
         embedded = Objects.requireNonNullElse(embedded, EmbeddedConfig.DISABLED);
-        if (!embedded.enabled() && upstream.namesrv().isEmpty()) {
-            throw new ConfigException("upstream.namesrv", "at least one name server is required unless embedded.enabled is true");
+        if (!embedded.enabled() && upstream.namesrv().isEmpty() && upstream.namesrvAddressUrl() == null) {
+            throw new ConfigException("upstream.namesrv", "at least one name server is required unless embedded.enabled"
+                + " is true or upstream.namesrv-address-url is set");
+        }
+        if (embedded.enabled() && upstream.namesrvAddressUrl() != null) {
+            throw new ConfigException("upstream.namesrv-address-url", "cannot be used with embedded.enabled: true (the"
+                + " embedded name server is the upstream); set embedded.enabled: false");
         }
         if (brokerPorts.contains(listen.port())) {
             throw new ConfigException("broker-ports", "range " + brokerPorts + " contains the listen port " + listen.port());
@@ -69,9 +75,18 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
         admin = Objects.requireNonNullElse(admin, AdminConfig.DEFAULT);
         downstream = Objects.requireNonNullElse(downstream, DownstreamConfig.DEFAULT);
         names = Objects.requireNonNullElse(names, NamesConfig.DEFAULT);
+        logging = Objects.requireNonNullElse(logging, LoggingConfig.DEFAULT);
         if (admin.enabled()) {
             checkAdminPort(listen, brokerPorts, embedded, admin);
         }
+    }
+
+    /** Without {@code logging.levels}: the logging backend's own configuration applies. */
+    public GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
+                         RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
+                         EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream, NamesConfig names) {
+        this(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout, embedded, admin,
+            downstream, names, null);
     }
 
     /**
@@ -131,6 +146,23 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
     /** A copy with the name servers replaced (the embedded cluster supplies its own). */
     public GatewayConfig withNamesrv(List<HostPort> namesrv) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream.withNamesrv(namesrv),
-            routes, maxFrameLength, drainTimeout, embedded, admin, downstream, names);
+            routes, maxFrameLength, drainTimeout, embedded, admin, downstream, names, logging);
+    }
+
+    /** A copy with other log levels. */
+    public GatewayConfig withLogging(LoggingConfig levels) {
+        return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
+            embedded, admin, downstream, names, levels);
+    }
+
+    /** A copy with other upstream settings. */
+    public GatewayConfig withUpstream(UpstreamConfig replacement) {
+        return new GatewayConfig(listen, advertiseHost, brokerPorts, replacement, routes, maxFrameLength, drainTimeout,
+            embedded, admin, downstream, names, logging);
+    }
+
+    /** {@code advertise-host:port} of the listen port: what clients put in {@code namesrvAddr}. */
+    public String advertisedAddress() {
+        return advertiseHost + ":" + listen.port();
     }
 }

@@ -1,0 +1,180 @@
+package io.rmqgw.cli;
+
+import static com.github.tomakehurst.wiremock.client.WireMock.aResponse;
+import static com.github.tomakehurst.wiremock.client.WireMock.get;
+import static com.github.tomakehurst.wiremock.client.WireMock.urlPathEqualTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.LoggerContext;
+import com.github.tomakehurst.wiremock.WireMockServer;
+import com.github.tomakehurst.wiremock.core.WireMockConfiguration;
+import io.rmqgw.gateway.Gateway;
+import io.rmqgw.gateway.config.HostPort;
+import io.rmqgw.metrics.GatewayMetrics;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.rocketmq.remoting.protocol.RemotingCommand;
+import org.apache.rocketmq.remoting.protocol.RequestCode;
+import org.apache.rocketmq.remoting.protocol.ResponseCode;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code rmqgw start -c FILE} in this JVM with the real {@link ProcessRunner}: name servers found over HTTP
+ * (WireMock as the address server, no static list), logging.levels applied at start and on reload, and the
+ * reload triggers the process installs: the file watch, SIGHUP and {@code rmqgw reload}.
+ */
+@Timeout(90)
+class ProcessRunnerReloadTest {
+
+    private static final String PROBE_LOGGER = "io.rmqgw.test.reload.probe";
+    private static final Duration WAIT = Duration.ofSeconds(15);
+
+    @TempDir
+    Path dir;
+
+    private WireMockServer addressServer;
+    private FakePeer namesrv;
+    private FakePeer namesrv2;
+    private GatewayFiles files;
+    private ProcessRunner runner;
+    private CompletableFuture<Integer> exit;
+    private final StringWriter out = new StringWriter();
+    private final StringWriter err = new StringWriter();
+
+    @BeforeEach
+    void start() throws Exception {
+        addressServer = new WireMockServer(WireMockConfiguration.options().bindAddress("127.0.0.1").dynamicPort()
+            .containerThreads(10));
+        addressServer.start();
+        namesrv = FakePeer.nameServer(null);
+        namesrv2 = FakePeer.nameServer(null);
+        serve(namesrv.address());
+        files = new GatewayFiles(dir, "  namesrv-address-url: http://127.0.0.1:" + addressServer.port()
+            + "/rocketmq/nsaddr\n  namesrv-address-poll-interval: 200ms\n  namesrv-address-timeout: 3s\n");
+        files.write(files.yaml("20s", 127, "logging:\n  levels:\n    " + PROBE_LOGGER + ": DEBUG\n"));
+        runner = new ProcessRunner();
+        exit = CompletableFuture.supplyAsync(() -> Main.run(new Main(runner, dir, null), new PrintWriter(out, true),
+            new PrintWriter(err, true), "start", "-c", files.file.toString()));
+        GatewayFiles.await(() -> runner.reloader() != null || exit.isDone(), WAIT, "the gateway started");
+        assertTrue(!exit.isDone(), () -> "start ended: " + out + "\n" + err);
+        GatewayFiles.await(() -> out.toString().contains("rmqgw is running"), WAIT, "the start-up summary");
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (runner != null) {
+            runner.stop();
+        }
+        if (exit != null) {
+            assertEquals(Main.OK, exit.get(10, TimeUnit.SECONDS), () -> out + "\n" + err);
+        }
+        namesrv.close();
+        namesrv2.close();
+        addressServer.stop();
+    }
+
+    private void serve(String body) {
+        addressServer.resetMappings();
+        addressServer.stubFor(get(urlPathEqualTo("/rocketmq/nsaddr")).willReturn(aResponse().withBody(body)));
+    }
+
+    private Gateway gateway() {
+        return runner.gateway();
+    }
+
+    private GatewayMetrics metrics() {
+        return runner.metrics();
+    }
+
+    private static Level level(String logger) {
+        return ((LoggerContext) LoggerFactory.getILoggerFactory()).getLogger(logger).getLevel();
+    }
+
+    private static boolean logback() {
+        return LoggerFactory.getILoggerFactory() instanceof LoggerContext;
+    }
+
+    @Test
+    void startsFromTheAddressServerAndReloadsOnEveryTrigger() throws Exception {
+        String summary = out.toString();
+        assertTrue(summary.contains("asking http://127.0.0.1:" + addressServer.port() + "/rocketmq/nsaddr"), summary);
+        assertTrue(summary.contains("upstream namesrv  " + namesrv.address()), summary);
+        assertTrue(summary.contains("POST /reload"), summary);
+        assertTrue(summary.contains("when " + files.file + " changes") || summary.contains("gateway.yaml changes"), summary);
+        assertEquals(List.of(HostPort.parse("x", namesrv.address())), gateway().config().upstream().namesrv(),
+            "the URL alone named the upstream name server");
+        assertTrue(gateway().readiness().isReady(), gateway().readiness().toString());
+        if (logback()) {
+            assertEquals(Level.DEBUG, level(PROBE_LOGGER), "logging.levels applied at start");
+        }
+
+        try (FakePeer.Client client = new FakePeer.Client(files.listen)) {
+            assertEquals(ResponseCode.SUCCESS, client.call(RemotingCommand.createRequestCommand(
+                RequestCode.GET_KVLIST_BY_NAMESPACE, null)).getCode());
+
+            // 1. the file changes: timeout and log level
+            files.write(files.yaml("300ms", 10, "logging:\n  levels:\n    " + PROBE_LOGGER + ": WARN\n"));
+            GatewayFiles.await(() -> metrics().configReloads("applied") == 1, WAIT, "the file change reloaded");
+            assertEquals(Duration.ofMillis(300), gateway().config().upstream().requestTimeout());
+            assertEquals(10, gateway().config().names().topicMaxLength());
+            assertEquals(List.of(HostPort.parse("x", namesrv.address())), gateway().config().upstream().namesrv(),
+                "the discovered list stays across a reload");
+            if (logback()) {
+                assertEquals(Level.WARN, level(PROBE_LOGGER), "logging.levels applied on reload");
+            }
+
+            // 2. rmqgw reload, nothing changed since
+            StringWriter o = new StringWriter();
+            StringWriter e = new StringWriter();
+            assertEquals(Main.OK, Main.run(new Main(new MainTest.RecordingRunner(), dir, null), new PrintWriter(o, true),
+                new PrintWriter(e, true), "reload", "-c", files.file.toString()), () -> o + "\n" + e);
+            assertTrue(o.toString().startsWith("unchanged"), o::toString);
+            assertEquals(1, metrics().configReloads("unchanged"), 0.0);
+
+            // 3. the address server names another name server: new connections go there, this one stays
+            serve(namesrv2.address());
+            GatewayFiles.await(() -> gateway().config().upstream().namesrv()
+                .equals(List.of(HostPort.parse("x", namesrv2.address()))), WAIT, "the new list in force");
+            try (FakePeer.Client other = new FakePeer.Client(files.listen)) {
+                assertEquals(ResponseCode.SUCCESS, other.call(RemotingCommand.createRequestCommand(
+                    RequestCode.GET_KVLIST_BY_NAMESPACE, null)).getCode());
+            }
+            GatewayFiles.await(() -> namesrv2.codes().contains(RequestCode.GET_KVLIST_BY_NAMESPACE), WAIT,
+                "the request reached the new name server");
+            assertEquals(ResponseCode.SUCCESS, client.call(RemotingCommand.createRequestCommand(
+                RequestCode.GET_KVLIST_BY_NAMESPACE, null)).getCode(), "the open connection stays");
+            assertTrue(metrics().namesrvDiscoveries("changed") >= 2);
+
+            // 4. SIGHUP, after the log level was removed from the file (written without the watch noticing first?
+            //    it may: either trigger gives the same result, the level goes back to inherited)
+            Sighup hup = runner.sighup();
+            assumeTrue(hup != null, "SIGHUP is not available here");
+            double before = metrics().configReloads("applied") + metrics().configReloads("unchanged");
+            files.write(files.yaml("300ms", 10, ""));
+            GatewayFiles.await(() -> metrics().configReloads("applied") == 2, WAIT, "the file change reloaded");
+            if (logback()) {
+                assertNull(level(PROBE_LOGGER), "a logger left out goes back to inherited");
+            }
+            hup.raise();
+            GatewayFiles.await(() -> metrics().configReloads("applied") + metrics().configReloads("unchanged")
+                >= before + 2, WAIT, "SIGHUP reloaded");
+            assertEquals(2, metrics().configReloads("unchanged"), 0.0, "SIGHUP with an unchanged file");
+        }
+        assertNotNull(gateway());
+    }
+}
