@@ -1,7 +1,6 @@
 package io.rmqgw.gateway.relay;
 
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.WriteBufferWaterMark;
 import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.net.Transport;
@@ -88,18 +87,10 @@ public final class RelayContext {
         return total;
     }
 
-    public int sessionCount() {
-        return sessions.size();
-    }
-
     /** Closes every session (client and upstream side). */
     public void closeAll() {
         for (RelaySession s : sessions) {
             s.close("gateway stopping");
         }
-    }
-
-    static void configure(io.netty.bootstrap.AbstractBootstrap<?, ?> b) {
-        b.option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK);
     }
 }
