@@ -21,7 +21,7 @@ import picocli.CommandLine.Spec;
     synopsisSubcommandLabel = "COMMAND",
     description = "A RocketMQ remoting-protocol gateway: clients point namesrvAddr at it, and it relays their"
         + " name-server and broker traffic to a RocketMQ cluster (or to an embedded one).%n",
-    subcommands = {StartCommand.class, CheckConfigCommand.class, ReloadCommand.class, ProbeCommand.class, CommandLine.HelpCommand.class},
+    subcommands = {StartCommand.class, CheckConfigCommand.class, ReloadCommand.class, ProbeCommand.class, io.rmqgw.cli.bench.BenchCommand.class, CommandLine.HelpCommand.class},
     footerHeading = "%nExit codes:%n",
     footer = {
         "  0  success",

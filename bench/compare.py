@@ -1,0 +1,962 @@
+#!/usr/bin/env python3
+"""rmqgw load comparison runner (run it through bench/compare.sh).
+
+Starts Apache RocketMQ 5.4.0's name server and broker as separate JVMs, rmqgw in front of them
+(bin/rmqgw start, -Xmx256m) and Apache RocketMQ's proxy 5.4.0 in cluster mode (its remoting port),
+then runs each workload against the three targets in turn (direct, gateway, proxy; A B C A B C ...)
+with `rmqgw bench` (rocketmq-client 5.4.0, which sends the broker name Apache's proxy needs), and
+prints medians and ratios. The first --warmup of every run is left out, and a warm-up round against
+every target comes first and is discarded.
+
+Also measured, per run: CPU time of the broker, the gateway, the proxy and the load generator (from
+/proc/PID/stat and the child's rusage) per message, and the CPU other processes on the machine used
+meanwhile (a shared machine disturbs the figures: look at that column before believing a ratio).
+During the 64-thread run the gateway's memory is sampled from its admin port every second.
+
+--only broker-effect (issue 3): the same rocketmq-client 4.9.7 load (JSON headers) through two
+gateways, upstream.header-encoding rocketmq and preserve (and directly, for reference); broker CPU
+time per 100k messages from /proc/BROKER/stat before and after each run, and the ratio.
+
+All output (per-run JSON and logs, server logs, summary.md, summary.json, the gateway profile) goes
+to --out (default: a new directory under /tmp); the broker's store is removed at the end unless --keep.
+"""
+
+import argparse
+import atexit
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+LOOPBACK = "127.0.0.1"
+NAMESRV_PORT = 19876
+BROKER_PORT = 10911
+PROXY_PORT = 18080
+PROXY_GRPC_PORT = 18081
+GATEWAY = {"rocketmq": (29876, "21000-21099", 29877), "preserve": (39876, "22000-22099", 39877)}
+
+DIRECT = f"{LOOPBACK}:{NAMESRV_PORT}"
+GW = f"{LOOPBACK}:{GATEWAY['rocketmq'][0]}"
+GW_PRESERVE = f"{LOOPBACK}:{GATEWAY['preserve'][0]}"
+PROXY = f"{LOOPBACK}:{PROXY_PORT}"
+TARGETS = {"direct": DIRECT, "gateway": GW, "proxy": PROXY}
+
+QUEUES = 8
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+WORKLOADS = {
+    "produce-1k-16t": dict(mode="produce", topic="bench_1k", size=1024, args=["--threads", "16"]),
+    "produce-128b-64t": dict(mode="produce", topic="bench_128b", size=128, args=["--threads", "64"]),
+    "produce-100k-4t": dict(mode="produce", topic="bench_100k", size=102400, args=["--threads", "4"]),
+    "consume-1k": dict(mode="consume", topic="bench_backlog", size=1024, args=[]),
+    "latency-1k-half": dict(mode="latency", topic=None, size=1024, args=["--threads", "64"]),
+}
+
+SERVICES = []  # started services, stopped in reverse order at exit
+
+
+def log(msg):
+    print(time.strftime("%H:%M:%S ") + msg, flush=True)
+
+
+def seconds(text):
+    m = re.fullmatch(r"\s*([0-9.]+)\s*(ms|s|m|h)?\s*", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"not a duration: {text}")
+    n = float(m.group(1))
+    return n * {"ms": 0.001, "s": 1, None: 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+# ---------------------------------------------------------------------------------------------- processes
+
+def proc_times(pid):
+    """(utime, stime) of a process, in clock ticks (None when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            s = f.read()
+    except OSError:
+        return None
+    fields = s[s.rindex(")") + 2:].split()
+    return int(fields[11]), int(fields[12])
+
+
+def proc_ticks(pid):
+    """utime + stime of a process, in clock ticks (None when it is gone)."""
+    t = proc_times(pid)
+    return None if t is None else t[0] + t[1]
+
+
+def total_busy_ticks():
+    with open("/proc/stat") as f:
+        cpu = f.readline().split()[1:]
+    v = [int(x) for x in cpu]
+    # user nice system idle iowait irq softirq steal (guest is inside user)
+    return v[0] + v[1] + v[2] + v[5] + v[6] + (v[7] if len(v) > 7 else 0)
+
+
+def children_cpu_seconds():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def java_pid_under(pid, timeout=15.0):
+    """The java process under `timeout` (its child, which may be bin/rmqgw until that execs java)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        found = find_java(pid, 3)
+        if found:
+            return found
+        time.sleep(0.1)
+    return None
+
+
+def find_java(pid, depth):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            if f.read().strip() == "java":
+                return pid
+        if depth == 0:
+            return None
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = [int(k) for k in f.read().split()]
+    except OSError:
+        return None
+    for k in kids:
+        found = find_java(k, depth - 1)
+        if found:
+            return found
+    return None
+
+
+class Service:
+    def __init__(self, name, cmd, env, logfile, ready, ready_timeout, max_runtime):
+        self.name = name
+        self.cmd = cmd
+        self.env = env
+        self.logfile = logfile
+        self.ready = ready
+        self.ready_timeout = ready_timeout
+        self.max_runtime = max_runtime
+        self.proc = None
+        self.pid = None  # the JVM's pid
+
+    def start(self):
+        out = open(self.logfile, "ab")
+        cmd = ["timeout", "-k", "20s", f"{int(self.max_runtime)}s"] + self.cmd
+        self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     env=self.env, start_new_session=True)
+        out.close()
+        SERVICES.append(self)
+        self.pid = java_pid_under(self.proc.pid)
+        deadline = time.time() + self.ready_timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"{self.name} exited with {self.proc.returncode} while starting; see {self.logfile}:\n"
+                                 + tail(self.logfile))
+            if self.ready(self):
+                log(f"{self.name} ready (pid {self.pid}) after {self.ready_timeout - (deadline - time.time()):.1f}s")
+                return self
+            time.sleep(0.25)
+        raise SystemExit(f"{self.name} not ready after {self.ready_timeout}s; see {self.logfile}:\n" + tail(self.logfile))
+
+    def log_contains(self, text):
+        try:
+            with open(self.logfile, "rb") as f:
+                return text.encode() in f.read()
+        except OSError:
+            return False
+
+    def stop(self):
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(timeout=10)
+
+
+def tail(path, n=30):
+    try:
+        with open(path, "rb") as f:
+            return b"".join(f.readlines()[-n:]).decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def stop_all():
+    for s in reversed(SERVICES):
+        try:
+            s.stop()
+        except Exception as e:  # keep stopping the others
+            print(f"stopping {s.name}: {e}", file=sys.stderr)
+    SERVICES.clear()
+
+
+def http_ok(url):
+    try:
+        with urllib.request.urlopen(url, timeout=2) as r:
+            return r.status == 200
+    except Exception:
+        return False
+
+
+# ---------------------------------------------------------------------------------------------- the cluster
+
+class Bench:
+    def __init__(self, a):
+        self.a = a
+        self.out = a.out
+        self.work = os.path.join(self.out, "work")
+        self.runs_dir = os.path.join(self.out, "runs")
+        os.makedirs(self.runs_dir, exist_ok=True)
+        os.makedirs(os.path.join(self.work, "home", "conf"), exist_ok=True)
+        with open(os.path.join(HERE, "servers", "target", "servers.classpath")) as f:
+            self.servers_cp = f.read().strip()
+        with open(os.path.join(HERE, "client-4.9.7", "target", "client.classpath")) as f:
+            self.client497_cp = os.path.join(HERE, "client-4.9.7", "target", "classes") + ":" + f.read().strip()
+        self.env = dict(os.environ, ROCKETMQ_HOME=os.path.join(self.work, "home"))
+        self.env.pop("JAVA_OPTS", None)
+        self.services = {}
+        self.results = []  # every run's record
+        self.deadline = time.time() + a.max_runtime
+        self.restarts = []
+
+    # -- servers
+
+    def server(self, name, main, conf_args, heap, logback, extra=()):
+        home = os.path.join(self.work, name)
+        os.makedirs(home, exist_ok=True)
+        cmd = ["java", f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC", f"-Duser.home={home}",
+               f"-Drmq.logback.configurationFile={logback}", f"-Drocketmq.log.root={home}/logs",
+               *extra, "-cp", self.servers_cp, main, *conf_args]
+        return cmd
+
+    def start_cluster(self):
+        w = self.work
+        ns_conf = os.path.join(w, "namesrv.conf")
+        with open(ns_conf, "w") as f:
+            f.write(f"listenPort={NAMESRV_PORT}\nbindAddress={LOOPBACK}\nscanAvailableNameSrv=false\n"
+                    f"kvConfigPath={w}/namesrv/kvConfig.json\nconfigStorePath={w}/namesrv/namesrv.properties\n")
+        ns = Service("namesrv", self.server("namesrv", "org.apache.rocketmq.namesrv.NamesrvStartup", ["-c", ns_conf],
+                                            "256m", "rmq.namesrv.logback.xml"),
+                     self.env, os.path.join(self.out, "namesrv.log"),
+                     lambda s: s.log_contains("The Name Server boot success"), 60, self.a.max_runtime).start()
+        self.services["namesrv"] = ns
+
+        store = os.path.join(w, "broker", "store")
+        b_conf = os.path.join(w, "broker.conf")
+        with open(b_conf, "w") as f:
+            f.write("\n".join([
+                "brokerClusterName=DefaultCluster", "brokerName=broker-a", "brokerId=0",
+                f"namesrvAddr={DIRECT}", f"listenPort={BROKER_PORT}", f"bindAddress={LOOPBACK}",
+                f"brokerIP1={LOOPBACK}", f"brokerIP2={LOOPBACK}", f"haListenPort={BROKER_PORT + 1}",
+                f"storePathRootDir={store}", f"storePathCommitLog={store}/commitlog",
+                "mappedFileSizeCommitLog=268435456",
+                "autoCreateTopicEnable=true", "autoCreateSubscriptionGroup=true", ""]))
+        broker = Service("broker", self.server("broker", "org.apache.rocketmq.broker.BrokerStartup", ["-c", b_conf],
+                                               "1g", "rmq.broker.logback.xml"),
+                         self.env, os.path.join(self.out, "broker.log"),
+                         lambda s: s.log_contains("boot success"), 120, self.a.max_runtime).start()
+        self.services["broker"] = broker
+
+    def start_proxy(self):
+        p_conf = os.path.join(self.work, "proxy.json")
+        with open(p_conf, "w") as f:
+            json.dump({"rocketMQClusterName": "DefaultCluster", "namesrvAddr": DIRECT, "proxyMode": "cluster",
+                       "remotingListenPort": PROXY_PORT, "grpcServerPort": PROXY_GRPC_PORT,
+                       "localServeAddr": LOOPBACK, "remotingAccessAddr": LOOPBACK}, f)
+        proxy = Service("proxy", self.server("proxy", "org.apache.rocketmq.proxy.ProxyStartup",
+                                             ["-pc", p_conf, "-pm", "cluster"], "1g", "rmq.proxy.logback.xml"),
+                        self.env, os.path.join(self.out, "proxy.log"),
+                        lambda s: s.log_contains("rocketmq-proxy startup successfully"), 120,
+                        self.a.max_runtime).start()
+        proxy.restart = self.start_proxy
+        self.services["proxy"] = proxy
+
+    def start_gateway(self, encoding):
+        listen, ports, admin = GATEWAY[encoding]
+        conf = os.path.join(self.work, f"gateway-{encoding}.yaml")
+        with open(conf, "w") as f:
+            f.write(f"listen: {LOOPBACK}:{listen}\nbroker-ports: {ports}\n"
+                    f"upstream:\n  namesrv: {DIRECT}\n  header-encoding: {encoding}\n"
+                    f"embedded:\n  enabled: false\n"
+                    f"admin:\n  enabled: true\n  listen: {LOOPBACK}:{admin}\n")
+        env = dict(self.env, JAVA_OPTS=f"-Xms256m -Xmx256m -XX:+UseG1GC {self.a.gateway_java_opts}".strip())
+        name = "gateway" if encoding == "rocketmq" else f"gateway-{encoding}"
+        gw = Service(name, [os.path.join(self.a.rmqgw_home, "bin", "rmqgw"), "start", "-c", conf], env,
+                     os.path.join(self.out, f"{name}.log"),
+                     lambda s: http_ok(f"http://{LOOPBACK}:{admin}/health/ready"), 60, self.a.max_runtime).start()
+        gw.admin = f"http://{LOOPBACK}:{admin}"
+        gw.restart = lambda: self.start_gateway(encoding)
+        self.services[name] = gw
+        return gw
+
+    # -- load generator runs
+
+    def bench_cmd(self, client):
+        if client == "5.4.0":
+            return [os.path.join(self.a.rmqgw_home, "bin", "rmqgw"), "bench"]
+        return ["java", "-cp", self.client497_cp, "io.rmqgw.cli.bench.BenchMain"]
+
+    def run(self, workload, target, namesrv, mode, args, rnd, client="5.4.0", record=True, sampler=None, limit=None):
+        """One load-generator run; returns its record (the bench's JSON plus CPU figures)."""
+        if time.time() > self.deadline - 60:
+            raise SystemExit("--max-runtime nearly over; stopping before the next run")
+        self.ensure_alive()
+        self.wait_quiet()
+        tag = f"{workload}.r{rnd}.{target}"
+        json_path = os.path.join(self.runs_dir, tag + ".json")
+        log_path = os.path.join(self.runs_dir, tag + ".log")
+        cmd = self.bench_cmd(client) + [mode, "--namesrv", namesrv, "--label", target, "--json", json_path,
+                                        "--log-dir", os.path.join(self.work, "client-logs", tag)] + args
+        limit = int(limit or self.a.warmup + self.a.duration + 240)
+        env = dict(self.env, JAVA_OPTS="-Xms512m -Xmx512m")
+        watched = {k: s.pid for k, s in self.services.items() if s.pid}
+        before = {k: proc_times(p) for k, p in watched.items()}
+        busy0 = total_busy_ticks()
+        child0 = children_cpu_seconds()
+        t0 = time.time()
+        if sampler:
+            sampler.start()
+        with open(log_path, "wb") as lf:
+            lf.write((" ".join(cmd) + "\n").encode())
+            lf.flush()
+            rc = subprocess.call(["timeout", "-k", "10s", f"{limit}s"] + cmd, stdout=lf, stderr=subprocess.STDOUT,
+                                 stdin=subprocess.DEVNULL, env=env)
+        wall = time.time() - t0
+        if sampler:
+            sampler.stop()
+        loadgen_cpu = children_cpu_seconds() - child0
+        busy = (total_busy_ticks() - busy0) / CLK_TCK
+        cpu, cpu_sys = {}, {}
+        for k, p in watched.items():
+            after = proc_times(p)
+            if after is not None and before.get(k) is not None:
+                cpu[k] = (after[0] + after[1] - before[k][0] - before[k][1]) / CLK_TCK
+                cpu_sys[k] = (after[1] - before[k][1]) / CLK_TCK
+        own = sum(cpu.values()) + loadgen_cpu
+        rec = {"workload": workload, "target": target, "round": rnd, "client": client, "rc": rc, "wall": wall,
+               "cpuSeconds": cpu, "cpuSystemSeconds": cpu_sys, "loadgenCpuSeconds": loadgen_cpu, "machineBusySeconds": busy,
+               "otherCpuSeconds": max(0.0, busy - own), "log": log_path}
+        try:
+            with open(json_path) as f:
+                rec["bench"] = json.load(f)
+        except (OSError, ValueError):
+            rec["bench"] = None
+        b = rec["bench"]
+        if b:
+            msgs = b["ok"] + b["errors"] + b["warmupOk"] + b["warmupErrors"]
+            rec["messages"] = msgs
+            rec["cpuUsPerMsg"] = {k: v * 1e6 / msgs for k, v in cpu.items()} if msgs else {}
+            rec["cpuUsPerMsg"]["loadgen"] = loadgen_cpu * 1e6 / msgs if msgs else None
+            lat = b.get("e2eUs") if mode == "latency" else None
+            log(f"{tag:36s} rc={rc} tps={b['tps']:9.0f} p50={b['latencyUs']['p50'] / 1000:7.2f}ms "
+                f"p99={b['latencyUs']['p99'] / 1000:7.2f}ms errors={b['errors']}"
+                + (f" e2e-p99={lat['p99'] / 1000:.2f}ms" if lat else "")
+                + f" other-cpu={rec['otherCpuSeconds']:.1f}s")
+        else:
+            log(f"{tag:36s} rc={rc}: no summary; see {log_path}\n{tail(log_path, 15)}")
+        if sampler:
+            rec["gatewayMemory"] = sampler.result()
+        if record:
+            self.results.append(rec)
+        self.save()
+        return rec
+
+    def ensure_alive(self):
+        """A server that died between runs (something outside stopped it) is restarted (gateway, proxy) or ends
+        the comparison (name server, broker); restarts are recorded in summary.json."""
+        for name, svc in list(self.services.items()):
+            if svc.proc.poll() is None:
+                continue
+            msg = f"{name} (pid {svc.pid}) exited with {svc.proc.returncode} between runs; see {svc.logfile}"
+            restart = getattr(svc, "restart", None)
+            if restart is None:
+                raise SystemExit(msg)
+            log(msg + "; restarting it")
+            self.restarts.append({"service": name, "at": time.strftime("%H:%M:%S"), "rc": svc.proc.returncode})
+            SERVICES.remove(svc)
+            restart()
+
+    def wait_quiet(self):
+        """With --wait-quiet S: wait up to S seconds for other processes to leave the CPUs (under 20% of one core)."""
+        if self.a.wait_quiet <= 0:
+            return
+        end = time.time() + self.a.wait_quiet
+        while True:
+            own0 = sum(proc_ticks(s.pid) or 0 for s in self.services.values() if s.pid)
+            b0 = total_busy_ticks()
+            time.sleep(2)
+            own1 = sum(proc_ticks(s.pid) or 0 for s in self.services.values() if s.pid)
+            other = ((total_busy_ticks() - b0) - (own1 - own0)) / CLK_TCK / 2
+            if other < 0.2 or time.time() > end:
+                if other >= 0.2:
+                    log(f"machine still busy ({other * 100:.0f}% of a core by other processes); running anyway")
+                return
+
+    def save(self):
+        with open(os.path.join(self.out, "runs.json"), "w") as f:
+            json.dump(self.results, f, indent=1)
+
+    # -- phases
+
+    def create_topics(self):
+        for name in ("bench_1k", "bench_128b", "bench_100k", "bench_backlog"):
+            self.run("setup", name, DIRECT, "produce",
+                     ["--topic", name, "--queues", str(QUEUES), "--count", "100", "--warmup", "0s", "--threads", "4",
+                      "--size", "128"], 0, record=False)
+
+    def three_way(self):
+        a = self.a
+        common = ["--warmup", f"{a.warmup}s"]
+        if a.warmup_round > 0:
+            log(f"warm-up round ({a.warmup_round:.0f}s per target, discarded)")
+            for t in a.targets:
+                self.run("warmup", t, TARGETS[t], "produce",
+                         ["--topic", "bench_1k", "--size", "1024", "--threads", "16", "--warmup", "0s",
+                          "--duration", f"{a.warmup_round}s"], 0, record=False)
+        for wl in a.workloads:
+            spec = WORKLOADS[wl]
+            if spec["mode"] == "produce":
+                for r in range(1, a.rounds + 1):
+                    for t in a.targets:
+                        sampler = MemorySampler(self.services["gateway"]) if (t == "gateway" and wl == "produce-128b-64t") else None
+                        self.run(wl, t, TARGETS[t], "produce",
+                                 ["--topic", spec["topic"], "--size", str(spec["size"]), "--duration", f"{a.duration}s",
+                                  *common, *spec["args"]], r, sampler=sampler)
+            elif spec["mode"] == "consume":
+                log(f"producing a backlog of {a.backlog:,} x 1 KiB on bench_backlog (direct, asynchronous)")
+                self.run("backlog", "direct", DIRECT, "produce",
+                         ["--topic", "bench_backlog", "--size", "1024", "--count", str(a.backlog), "--warmup", "0s",
+                          "--async", "--window", "1024", "--threads", "4", "--retries", "2"], 0, record=False)
+                for r in range(1, a.rounds + 1):
+                    for t in a.targets:
+                        self.run(wl, t, TARGETS[t], "consume",
+                                 ["--topic", "bench_backlog", "--size", "1024", "--count", str(a.backlog),
+                                  "--duration", f"{a.duration}s", "--warmup", f"{a.consume_warmup}s",
+                                  "--idle-timeout", "60s", "--timeout", "400s"], r, limit=460)
+            elif spec["mode"] == "latency":
+                rate = a.latency_rate or self.half_direct_rate()
+                log(f"latency runs at {rate:,.0f} msg/s")
+                for r in range(1, a.rounds + 1):
+                    for t in a.targets:
+                        topic = f"bench_lat_r{r}_{t}"
+                        self.run(wl, t, TARGETS[t], "latency",
+                                 ["--topic", topic, "--queues", str(QUEUES), "--admin-namesrv", DIRECT,
+                                  "--size", "1024", "--rate", f"{rate:.0f}", "--duration", f"{a.duration}s",
+                                  *common, *spec["args"]], r)
+
+    def half_direct_rate(self):
+        tps = [r["bench"]["tps"] for r in self.results
+               if r["workload"] == "produce-1k-16t" and r["target"] == "direct" and r["bench"]]
+        if not tps:
+            raise SystemExit("latency needs the direct produce-1k-16t runs (or --latency-rate)")
+        return statistics.median(tps) / 2
+
+    def profile(self):
+        """A CPU profile of the gateway during produce-1k-16t (not counted): async-profiler (perf events, kernel
+        frames included) when its library loads, else JFR."""
+        gw = self.services["gateway"]
+        lib = async_profiler_library()
+        args = ["--topic", "bench_1k", "--size", "1024", "--threads", "16", "--warmup", "0s",
+                "--duration", f"{self.a.duration}s"]
+        if lib and jcmd_ok(gw.pid, "JVMTI.agent_load", lib, '"start,event=cpu,interval=1ms,threads"'):
+            log(f"profiling the gateway (async-profiler, cpu, 1 ms) during produce-1k-16t for {self.a.duration:.0f}s")
+            self.run("profile", "gateway", GW, "produce", args, 0, record=False)
+            html = os.path.join(self.out, "gateway-profile.html")
+            collapsed = os.path.join(self.out, "gateway-profile.collapsed")
+            jcmd_ok(gw.pid, "JVMTI.agent_load", lib, f'"dump,file={html}"')
+            jcmd_ok(gw.pid, "JVMTI.agent_load", lib, f'"stop,file={collapsed},collapsed"')
+            summary = collapsed_summary(collapsed) if os.path.exists(collapsed) else "no profile written\n"
+        else:
+            jfr = os.path.join(self.out, "gateway.jfr")
+            log(f"profiling the gateway (JFR, settings=profile) during produce-1k-16t for {self.a.duration:.0f}s")
+            jcmd_ok(gw.pid, "JFR.start", "name=rmqgw-bench", "settings=profile")
+            self.run("profile", "gateway", GW, "produce", args, 0, record=False)
+            jcmd_ok(gw.pid, "JFR.stop", "name=rmqgw-bench", f"filename={jfr}")
+            summary = jfr_summary(jfr) if os.path.exists(jfr) else "no recording written\n"
+        with open(os.path.join(self.out, "gateway-profile.txt"), "w") as f:
+            f.write(summary)
+        log("gateway profile: " + os.path.join(self.out, "gateway-profile.txt"))
+
+    def broker_effect(self):
+        a = self.a
+        if "gateway-preserve" not in self.services:
+            self.start_gateway("preserve")
+        targets = [("gw-rocketmq", GW), ("gw-preserve", GW_PRESERVE), ("direct-json", DIRECT)]
+        args = ["--topic", "bench_1k", "--size", "1024", "--threads", "16", "--duration", f"{a.duration}s",
+                "--warmup", f"{a.warmup}s"]
+        log("broker effect: rocketmq-client 4.9.7 (JSON headers), produce-1k-16t; warm-up round first")
+        for name, ns in targets:
+            self.run("be-warmup", name, ns, "produce",
+                     ["--topic", "bench_1k", "--size", "1024", "--threads", "16", "--warmup", "0s",
+                      "--duration", f"{max(5, a.warmup_round / 2)}s"], 0, client="4.9.7", record=False)
+        for r in range(1, a.rounds + 1):
+            for name, ns in targets:
+                self.run("broker-effect", name, ns, "produce", args, r, client="4.9.7")
+
+
+# ---------------------------------------------------------------------------------------------- memory
+
+class MemorySampler:
+    """Peaks of the gateway's memory from its admin /metrics (every second) and /proc (VmHWM) during one run."""
+
+    SERIES = {
+        "nettyPooledDirect": re.compile(r'^rmqgw_netty_pooled_memory_used_bytes\{[^}]*memory="direct"[^}]*\}\s+(\S+)', re.M),
+        "nettyPooledHeap": re.compile(r'^rmqgw_netty_pooled_memory_used_bytes\{[^}]*memory="heap"[^}]*\}\s+(\S+)', re.M),
+        "jvmHeapUsed": re.compile(r'^jvm_memory_used_bytes\{[^}]*area="heap"[^}]*\}\s+(\S+)', re.M),
+        "jvmDirectBuffers": re.compile(r'^jvm_buffer_memory_used_bytes\{[^}]*id="direct"[^}]*\}\s+(\S+)', re.M),
+    }
+
+    def __init__(self, service):
+        self.service = service
+        self.peaks = {}
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = None
+
+    def start(self):
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self):
+        while not self._stop.is_set():
+            try:
+                with urllib.request.urlopen(self.service.admin + "/metrics", timeout=2) as r:
+                    text = r.read().decode()
+                for k, rx in self.SERIES.items():
+                    vals = [float(v) for v in rx.findall(text)]
+                    if vals:
+                        self.peaks[k] = max(self.peaks.get(k, 0.0), sum(vals))
+                self.samples += 1
+            except Exception:
+                pass
+            self._stop.wait(1.0)
+
+    def stop(self):
+        self._stop.set()
+        if self._thread:
+            self._thread.join(5)
+
+    def result(self):
+        res = {k: int(v) for k, v in self.peaks.items()}
+        res["samples"] = self.samples
+        try:
+            with open(f"/proc/{self.service.pid}/status") as f:
+                for line in f:
+                    if line.startswith(("VmHWM", "VmRSS")):
+                        k, v = line.split(":")
+                        res[k] = int(v.split()[0]) * 1024
+        except OSError:
+            pass
+        try:
+            res["heapInfo"] = subprocess.run(["jcmd", str(self.service.pid), "GC.heap_info"], capture_output=True,
+                                             text=True, timeout=30).stdout
+        except Exception:
+            pass
+        return res
+
+
+# ---------------------------------------------------------------------------------------------- profile
+
+def async_profiler_library():
+    arch = {"x86_64": "linux-x64", "amd64": "linux-x64", "aarch64": "linux-arm64", "arm64": "linux-arm64"}
+    d = arch.get(os.uname().machine.lower())
+    lib = os.path.join(HERE, "servers", "target", "async-profiler", d or "-", "libasyncProfiler.so")
+    return lib if d and os.path.exists(lib) else None
+
+
+def jcmd_ok(pid, *args):
+    try:
+        r = subprocess.run(["jcmd", str(pid), *args], capture_output=True, text=True, timeout=120)
+    except Exception:
+        return False
+    return r.returncode == 0 and "return code: 0" in r.stdout if args[0] == "JVMTI.agent_load" else r.returncode == 0
+
+
+def collapsed_summary(path, top=30):
+    """async-profiler's collapsed stacks (with threads): where the gateway's CPU goes."""
+    total = 0
+    leaf, incl, threads, kinds, syscalls = {}, {}, {}, {}, {}
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            stack, _, count = line.rpartition(" ")
+            try:
+                n = int(count)
+            except ValueError:
+                continue
+            frames = stack.split(";")
+            thread = "?"
+            if frames and frames[0].startswith("["):
+                thread = re.sub(r"\d+", "N", re.sub(r" tid=\d+", "", frames[0].strip("[]")))
+                frames = frames[1:]
+            if not frames:
+                continue
+            total += n
+            threads[thread] = threads.get(thread, 0) + n
+            names = [fr.replace("/", ".") for fr in frames]
+            top_frame = names[-1]
+            leaf[top_frame] = leaf.get(top_frame, 0) + n
+            if top_frame.endswith("_[k]"):
+                kind = "kernel"
+            elif "." in top_frame and not top_frame.startswith(("G1", "Interpreter")):
+                parts = top_frame.split(".")
+                kind = "java " + ".".join(parts[:min(3, len(parts) - 2)]) if len(parts) > 2 else "java"
+            else:
+                kind = "jvm / native"
+            kinds[kind] = kinds.get(kind, 0) + n
+            for fr in names:
+                if fr.startswith("__x64_sys_") or fr.startswith("__arm64_sys_"):
+                    sc = fr.split("_sys_", 1)[1].replace("_[k]", "")
+                    syscalls[sc] = syscalls.get(sc, 0) + n
+                    break
+            seen = set()
+            for fr in names:
+                if (fr.startswith("io.rmqgw") or fr.startswith("io.netty.channel.epoll") or fr.startswith("io.netty.handler")
+                        or fr.startswith("io.netty.buffer")) and fr not in seen:
+                    seen.add(fr)
+                    incl[fr] = incl.get(fr, 0) + n
+
+    def table(title, d, limit=top):
+        lines = [f"\n{title}"]
+        for k, c in sorted(d.items(), key=lambda kv: -kv[1])[:limit]:
+            lines.append(f"  {100.0 * c / max(1, total):5.1f}%  {c:7d}  {k}")
+        return "\n".join(lines)
+
+    return (f"{path}: {total} CPU samples (async-profiler, event=cpu, 1 ms)\n"
+            + table("Where the samples are (top frame):", kinds, 20)
+            + table("System calls (samples with the syscall on the stack):", syscalls, 15)
+            + table("Top frames (self):", leaf)
+            + table("rmqgw and Netty methods on the stack (inclusive):", incl)
+            + table("Threads:", threads, 15) + "\n")
+
+
+def jfr_summary(path, top=25):
+    """Top frames of the gateway's JFR samples: jdk.ExecutionSample (threads in Java code) by self frame, by
+    package and by rmqgw method on the stack; jdk.NativeMethodSample (threads in native code: epoll, socket
+    reads and writes) by self frame; sampled threads."""
+    try:
+        raw = subprocess.run(["jfr", "print", "--json", "--events", "jdk.ExecutionSample,jdk.NativeMethodSample", path],
+                             capture_output=True, text=True, timeout=600).stdout
+        events = json.loads(raw)["recording"]["events"]
+    except Exception as e:
+        return f"cannot read {path}: {e}\n"
+    java = {"self": {}, "pkg": {}, "incl": {}, "threads": {}, "n": 0}
+    native = {"self": {}, "pkg": {}, "incl": {}, "threads": {}, "n": 0}
+    for ev in events:
+        d = native if ev.get("type") == "jdk.NativeMethodSample" else java
+        v = ev.get("values", {})
+        frames = (v.get("stackTrace") or {}).get("frames") or []
+        if not frames:
+            continue
+        d["n"] += 1
+        th = (v.get("sampledThread") or {}).get("javaName") or "?"
+        th = re.sub(r"\d+", "N", th)
+        d["threads"][th] = d["threads"].get(th, 0) + 1
+        names = []
+        for fr in frames:
+            m = fr.get("method") or {}
+            t = (m.get("type") or {}).get("name", "?").replace("/", ".")
+            names.append(f"{t}.{m.get('name', '?')}")
+        d["self"][names[0]] = d["self"].get(names[0], 0) + 1
+        parts = names[0].split(".")
+        pk = ".".join(parts[:min(4, len(parts) - 2)]) if len(parts) > 2 else names[0]
+        d["pkg"][pk] = d["pkg"].get(pk, 0) + 1
+        seen = set()
+        for nm in names:
+            if nm.startswith("io.rmqgw") and nm not in seen:
+                seen.add(nm)
+                d["incl"][nm] = d["incl"].get(nm, 0) + 1
+
+    def table(title, dd, n):
+        lines = [f"\n{title}"]
+        for k, c in sorted(dd.items(), key=lambda kv: -kv[1])[:top]:
+            lines.append(f"  {100.0 * c / max(1, n):5.1f}%  {c:6d}  {k}")
+        return "\n".join(lines)
+
+    return (f"{path}: {java['n']} execution samples (threads in Java code), "
+            f"{native['n']} native method samples (threads in native code)\n"
+            + table("Java samples, top frames (self):", java["self"], java["n"])
+            + table("Java samples, by package of the top frame:", java["pkg"], java["n"])
+            + table("Java samples, rmqgw methods anywhere on the stack (inclusive):", java["incl"], java["n"])
+            + table("Java samples, threads:", java["threads"], java["n"])
+            + table("Native samples, top frames:", native["self"], native["n"])
+            + table("Native samples, threads:", native["threads"], native["n"]) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------- summary
+
+def med(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def fmt(v, kind):
+    if v is None:
+        return "-"
+    if kind == "tps":
+        return f"{v:,.0f}"
+    if kind == "ms":
+        return f"{v / 1000:.2f}"
+    if kind == "ratio":
+        return f"{v:.2f}"
+    if kind == "us":
+        return f"{v:.0f}"
+    return str(v)
+
+
+def summarize(results, a):
+    """Medians per workload and target, ratios; returns (markdown, json-able dict)."""
+    by = {}
+    for r in results:
+        if not r.get("bench"):
+            continue
+        by.setdefault((r["workload"], r["target"]), []).append(r)
+    agg = {}
+    for (wl, t), rs in by.items():
+        b = [r["bench"] for r in rs]
+        e2e = [x.get("e2eUs", {}).get("p99") for x in b if x.get("e2eUs")]
+        agg[(wl, t)] = {
+            "runs": len(rs),
+            "tps": med([x["tps"] for x in b]),
+            "tpsAll": [round(x["tps"]) for x in b],
+            "p50": med([x["latencyUs"]["p50"] for x in b]),
+            "p99": med([x["latencyUs"]["p99"] for x in b]),
+            "p99All": [x["latencyUs"]["p99"] for x in b],
+            "p999": med([x["latencyUs"]["p999"] for x in b]),
+            "e2eP99": med(e2e) if e2e else None,
+            "errors": sum(x["errors"] for x in b),
+            "otherCpuPct": med([100.0 * r["otherCpuSeconds"] / max(1e-9, r["wall"]) for r in rs]),
+            "cpuUsPerMsg": {k: med([r.get("cpuUsPerMsg", {}).get(k) for r in rs])
+                            for k in ("broker", "gateway", "proxy", "loadgen", "gateway-preserve")},
+            "sysShare": {k: med([r["cpuSystemSeconds"][k] / r["cpuSeconds"][k] for r in rs
+                                 if r.get("cpuSystemSeconds", {}).get(k) is not None and r["cpuSeconds"].get(k)])
+                         for k in ("broker", "gateway", "proxy")},
+        }
+    lines = []
+    three = [wl for wl in WORKLOADS if any((wl, t) in agg for t in TARGETS)]
+    if three:
+        lines.append("| workload | direct TPS | gateway TPS | proxy TPS | gw/direct TPS | gw/proxy TPS "
+                     "| direct p99 ms | gateway p99 ms | proxy p99 ms | gw/direct p99 | gw/proxy p99 | errors d/g/p |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        for wl in three:
+            d, g, p = (agg.get((wl, t)) for t in ("direct", "gateway", "proxy"))
+            consume = WORKLOADS[wl]["mode"] == "consume"
+
+            def val(x, k):
+                return x[k] if x else None
+
+            def ratio(x, y, k):
+                return x[k] / y[k] if x and y and x[k] and y[k] else None
+
+            p99 = (lambda x: None) if consume else (lambda x: val(x, "p99"))
+            r99 = (lambda x, y: None) if consume else (lambda x, y: ratio(x, y, "p99"))
+            lines.append(f"| {wl} | {fmt(val(d, 'tps'), 'tps')} | {fmt(val(g, 'tps'), 'tps')} | {fmt(val(p, 'tps'), 'tps')} "
+                         f"| {fmt(ratio(g, d, 'tps'), 'ratio')} | {fmt(ratio(g, p, 'tps'), 'ratio')} "
+                         f"| {fmt(p99(d), 'ms')} | {fmt(p99(g), 'ms')} | {fmt(p99(p), 'ms')} "
+                         f"| {fmt(r99(g, d), 'ratio')} | {fmt(r99(g, p), 'ratio')} "
+                         f"| {val(d, 'errors')}/{val(g, 'errors')}/{val(p, 'errors')} |")
+        lat = [wl for wl in three if WORKLOADS[wl]["mode"] == "latency"]
+        for wl in lat:
+            d, g, p = (agg.get((wl, t)) for t in ("direct", "gateway", "proxy"))
+            if d and g:
+                lines.append("")
+                lines.append(f"{wl}: added send p99 gateway - direct = {(g['p99'] - d['p99']) / 1000:.2f} ms"
+                             + (f", proxy - direct = {(p['p99'] - d['p99']) / 1000:.2f} ms" if p else "")
+                             + "; end-to-end p99 (born to receipt, ms resolution) direct/gateway/proxy = "
+                             + "/".join(fmt(x["e2eP99"] if x else None, "ms") for x in (d, g, p)) + " ms")
+        lines.append("")
+        lines.append("CPU per message (median, microseconds; warm-up included; consume: per message received):")
+        lines.append("")
+        lines.append("| workload | target | broker | gateway | proxy | load generator | kernel share broker/gw/proxy "
+                     "| other processes (% of one core) |")
+        lines.append("|---|---|---:|---:|---:|---:|---|---:|")
+        for wl in three:
+            for t in ("direct", "gateway", "proxy"):
+                x = agg.get((wl, t))
+                if not x:
+                    continue
+                c = x["cpuUsPerMsg"]
+                sh = x["sysShare"]
+                share = "/".join(f"{100 * sh[k]:.0f}%" if sh.get(k) is not None and (k == "broker" or k == t) else "-"
+                                 for k in ("broker", "gateway", "proxy"))
+                lines.append(f"| {wl} | {t} | {fmt(c['broker'], 'us')} | {fmt(c['gateway'], 'us') if t == 'gateway' else '-'} "
+                             f"| {fmt(c['proxy'], 'us') if t == 'proxy' else '-'} | {fmt(c['loadgen'], 'us')} "
+                             f"| {share} | {x['otherCpuPct']:.0f} |")
+        lines.append("")
+        lines.append("Every run (TPS; p99 ms):")
+        lines.append("")
+        for wl in three:
+            for t in ("direct", "gateway", "proxy"):
+                x = agg.get((wl, t))
+                if x:
+                    lines.append(f"- {wl} {t}: TPS {x['tpsAll']}; p99 {[round(v / 1000, 2) for v in x['p99All']]}")
+    be = [t for t in ("gw-rocketmq", "gw-preserve", "direct-json") if ("broker-effect", t) in agg]
+    if be:
+        lines.append("")
+        lines.append("Broker effect (rocketmq-client 4.9.7, JSON headers; produce 1 KiB, 16 threads): broker CPU per 100k messages")
+        lines.append("")
+        lines.append("| target | TPS | broker CPU s / 100k msgs | runs (s / 100k) |")
+        lines.append("|---|---:|---:|---|")
+        per = {}
+        for t in be:
+            rs = by[("broker-effect", t)]
+            vals = [r["cpuSeconds"].get("broker", 0) * 1e5 / r["messages"] for r in rs if r.get("messages")]
+            per[t] = med(vals)
+            lines.append(f"| {t} | {fmt(agg[('broker-effect', t)]['tps'], 'tps')} | {per[t]:.2f} | {[round(v, 2) for v in vals]} |")
+        if per.get("gw-rocketmq") and per.get("gw-preserve"):
+            lines.append("")
+            lines.append(f"Ratio rocketmq / preserve = {per['gw-rocketmq'] / per['gw-preserve']:.3f} "
+                         f"(broker CPU per message with binary headers relative to JSON headers)")
+    mem = [r for r in results if r.get("gatewayMemory")]
+    if mem:
+        peak = {}
+        for r in mem:
+            for k, v in r["gatewayMemory"].items():
+                if isinstance(v, int):
+                    peak[k] = max(peak.get(k, 0), v)
+        lines.append("")
+        lines.append("Gateway memory during produce-128b-64t (peak over runs, -Xmx256m): "
+                     + ", ".join(f"{k} {v / 1048576:.1f} MiB" for k, v in sorted(peak.items()) if k != "samples"))
+    md = "\n".join(lines) + "\n"
+    return md, {f"{wl}|{t}": v for (wl, t), v in agg.items()}
+
+
+# ---------------------------------------------------------------------------------------------- main
+
+def machine():
+    info = {}
+    try:
+        info["nproc"] = os.cpu_count()
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["cpu"] = line.split(":", 1)[1].strip()
+                    break
+        info["memTotal"] = open("/proc/meminfo").readline().split(":")[1].strip()
+        info["java"] = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+        info["kernel"] = os.uname().release
+        info["loadavgStart"] = open("/proc/loadavg").read().strip()
+    except Exception:
+        pass
+    try:
+        info["rmqgwCommit"] = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                             text=True, timeout=10).stdout.strip()
+    except Exception:
+        pass
+    return info
+
+
+def main():
+    p = argparse.ArgumentParser(prog="bench/compare.sh", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--duration", type=seconds, default=20.0, help="measured seconds per run (default 20s)")
+    p.add_argument("--warmup", type=seconds, default=5.0, help="warm-up of each run, left out (default 5s)")
+    p.add_argument("--warmup-round", type=seconds, default=15.0,
+                   help="a discarded produce run per target before the rounds (default 15s; 0: none)")
+    p.add_argument("--rounds", type=int, default=3, help="rounds of A B C (default 3)")
+    p.add_argument("--workloads", default=",".join(WORKLOADS),
+                   help="comma-separated, from: " + ", ".join(WORKLOADS) + " (default all)")
+    p.add_argument("--targets", default="direct,gateway,proxy", help="default direct,gateway,proxy")
+    p.add_argument("--only", choices=["three-way", "broker-effect"], help="run one part only (default both)")
+    p.add_argument("--backlog", type=int, default=1_000_000,
+                   help="messages of the consume backlog (default 1000000, 1 GiB); each consume run drains it with a new"
+                        " group from the first offset, ending when all arrived or after --duration")
+    p.add_argument("--consume-warmup", type=seconds, default=1.0,
+                   help="warm-up of consume runs, counted from the first message (default 1s)")
+    p.add_argument("--latency-rate", type=float, default=0.0,
+                   help="rate of the latency runs (default: half the direct produce-1k-16t median)")
+    p.add_argument("--no-profile", action="store_true", help="skip the JFR profile of the gateway")
+    p.add_argument("--wait-quiet", type=seconds, default=0.0,
+                   help="before each run wait up to this long for other processes to leave the CPUs (default 0)")
+    p.add_argument("--gateway-java-opts", default="", help="extra JVM options for the gateway")
+    p.add_argument("--out", default=None, help="output directory (default: a new one under /tmp)")
+    p.add_argument("--keep", action="store_true", help="keep the broker's store and client logs")
+    p.add_argument("--max-runtime", type=seconds, default=3 * 3600.0,
+                   help="hard limit: every process started is killed after this (default 3h)")
+    p.add_argument("--rmqgw-home", default=ROOT, help=argparse.SUPPRESS)
+    a = p.parse_args()
+    a.workloads = [w.strip() for w in a.workloads.split(",") if w.strip()]
+    for w in a.workloads:
+        if w not in WORKLOADS:
+            p.error(f"unknown workload {w}")
+    a.targets = [t.strip() for t in a.targets.split(",") if t.strip()]
+    for t in a.targets:
+        if t not in TARGETS:
+            p.error(f"unknown target {t}")
+    if a.rounds < 1:
+        p.error("--rounds must be at least 1")
+    a.out = os.path.abspath(a.out or tempfile.mkdtemp(prefix="rmqgw-compare-"))
+    os.makedirs(a.out, exist_ok=True)
+
+    def on_signal(signum, frame):
+        raise SystemExit(f"signal {signum}")
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_signal)
+    atexit.register(stop_all)
+
+    info = machine()
+    info["args"] = {k: v for k, v in vars(a).items()}
+    info["networkNamespace"] = bool(os.environ.get("RMQGW_BENCH_IN_NETNS"))
+    log(f"output: {a.out}")
+    log(f"machine: {info.get('nproc')} x {info.get('cpu')}, {info.get('java')}, load {info.get('loadavgStart')}")
+    b = Bench(a)
+    started = time.time()
+    try:
+        b.start_cluster()
+        three = a.only in (None, "three-way")
+        effect = a.only in (None, "broker-effect")
+        if three and "gateway" in a.targets or effect:
+            b.start_gateway("rocketmq")
+        if three and "proxy" in a.targets:
+            b.start_proxy()
+        b.create_topics()
+        if three:
+            b.three_way()
+            if not a.no_profile and "gateway" in a.targets:
+                b.profile()
+        if effect:
+            b.broker_effect()
+    finally:
+        info["seconds"] = time.time() - started
+        info["loadavgEnd"] = open("/proc/loadavg").read().strip()
+        md, agg = summarize(b.results, a)
+        with open(os.path.join(a.out, "summary.md"), "w") as f:
+            f.write(md)
+        with open(os.path.join(a.out, "summary.json"), "w") as f:
+            json.dump({"machine": info, "restarts": b.restarts, "medians": agg}, f, indent=1, default=str)
+        stop_all()
+        if not a.keep:
+            shutil.rmtree(os.path.join(b.work, "broker", "store"), ignore_errors=True)
+            shutil.rmtree(os.path.join(b.work, "client-logs"), ignore_errors=True)
+        print()
+        print(md)
+        log(f"done in {info['seconds'] / 60:.1f} min; results in {a.out}")
+
+
+if __name__ == "__main__":
+    main()
