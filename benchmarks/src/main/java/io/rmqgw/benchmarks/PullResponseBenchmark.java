@@ -2,6 +2,7 @@ package io.rmqgw.benchmarks;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.rmqgw.codec.frame.FrameDecoder;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.header.CommandHeader;
@@ -28,15 +29,20 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * A pull response header re-encoded both ways: {@code JSON} = a JSON header (a broker answering in
  * JSON) re-encoded as binary, {@code ROCKETMQ} = a binary header re-encoded as JSON (mirror mode toward
- * a JSON client). Variants as in {@link SendV2Benchmark}; the gateway reads the typed fields it uses
+ * a JSON client). Variants as in {@link SendV2Benchmark} ({@code rocketmqRemoting}: 5.4.0,
+ * {@code rocketmqRemoting497}: 4.9.7, both on the same bytes); the gateway reads the typed fields it uses
  * (next/min/max offset, suggested broker).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"-Dio.netty.leakDetection.level=disabled", "-Xms1g", "-Xmx1g"})
+// jackson's parser and the codec take several seconds of C2 work before they settle on a 2-core machine
+@Warmup(iterations = 5, time = 2)
+@Measurement(iterations = 5, time = 2)
+// netty 4.1.119 gives pooled-buffer thread caches only to event-loop (FastThreadLocal) threads by default;
+// the gateway decodes on event loops, so the benchmark thread gets one too (4.9.7's netty 4.1.65 gives it anyway)
+@Fork(value = 1, jvmArgsAppend = {"-Dio.netty.leakDetection.level=disabled", "-Dio.netty.allocator.useCacheForAllThreads=true",
+    "-Xms1g", "-Xmx1g"})
 public class PullResponseBenchmark {
 
     @Param({"JSON", "ROCKETMQ"})
@@ -46,31 +52,39 @@ public class PullResponseBenchmark {
     private ByteBuf wire;
     private ByteBuf out;
     private RemotingFrame parsed;
+    private Object legacyWire;
+    private Object legacyOut;
+    private Object legacyTo;
 
     @Setup(Level.Trial)
-    public void setUp() {
+    public void setUp() throws Throwable {
         to = from == SerializeType.JSON ? SerializeType.ROCKETMQ : SerializeType.JSON;
         wire = Wire.frame(Wire.pullResponse(), from);
         out = PooledByteBufAllocator.DEFAULT.directBuffer(4096);
         parsed = FrameDecoder.parse(wire.retainedDuplicate());
-        try {
-            rocketmqRemoting();
-            RemotingCommand theirs = SendV2Benchmark.decodeHead(out.copy());
-            gatewayFrame();
-            RemotingCommand ours = SendV2Benchmark.decodeHead(out.copy());
-            if (!theirs.getExtFields().equals(ours.getExtFields()) || theirs.getOpaque() != ours.getOpaque()) {
-                throw new IllegalStateException("outputs differ: " + theirs.getExtFields() + " / " + ours.getExtFields());
+        legacyWire = LegacyRemoting.directBuffer(Wire.bytes(wire));
+        legacyOut = LegacyRemoting.directBuffer(4096);
+        legacyTo = LegacyRemoting.serializeType(to.name());
+        rocketmqRemoting();
+        RemotingCommand theirs = SendV2Benchmark.decodeHead(out.copy());
+        rocketmqRemoting497();
+        RemotingCommand legacy = SendV2Benchmark.decodeHead(Unpooled.wrappedBuffer(LegacyRemoting.bytes(legacyOut)));
+        gatewayFrame();
+        RemotingCommand ours = SendV2Benchmark.decodeHead(out.copy());
+        for (RemotingCommand x : new RemotingCommand[] {ours, legacy}) {
+            if (!theirs.getExtFields().equals(x.getExtFields()) || theirs.getOpaque() != x.getOpaque()) {
+                throw new IllegalStateException("outputs differ: " + theirs.getExtFields() + " / " + x.getExtFields());
             }
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
         }
     }
 
     @TearDown(Level.Trial)
-    public void tearDown() {
+    public void tearDown() throws Throwable {
         parsed.release();
         wire.release();
         out.release();
+        LegacyRemoting.release(legacyWire);
+        LegacyRemoting.release(legacyOut);
     }
 
     @Benchmark
@@ -82,6 +96,12 @@ public class PullResponseBenchmark {
         out.clear();
         cmd.fastEncodeHeader(out);
         return out.writerIndex();
+    }
+
+    /** rocketmq-remoting 4.9.7 (fastjson 1.2.69) on the same bytes: see {@link LegacyRemoting}. */
+    @Benchmark
+    public int rocketmqRemoting497() throws Throwable {
+        return LegacyRemoting.transcode(legacyWire, legacyOut, legacyTo);
     }
 
     @Benchmark

@@ -2,6 +2,7 @@ package io.rmqgw.benchmarks;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.rmqgw.codec.frame.FrameDecoder;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.header.CommandHeader;
@@ -30,8 +31,13 @@ import org.openjdk.jmh.annotations.Warmup;
  * A 4.9.7 client's JSON SEND_MESSAGE_V2 frame re-encoded as ROCKETMQ binary toward the broker.
  *
  * <ul>
- *   <li>{@code rocketmqRemoting}: {@code RemotingCommand.decode} (fastjson into a HashMap) +
- *       {@code fastEncodeHeader} in ROCKETMQ: what a rocketmq-remoting based proxy does per frame.</li>
+ *   <li>{@code rocketmqRemoting}: rocketmq-remoting 5.4.0's {@code RemotingCommand.decode} (fastjson2 into
+ *       a HashMap) + {@code fastEncodeHeader} in ROCKETMQ: what a rocketmq-remoting based proxy does per
+ *       frame.</li>
+ *   <li>{@code rocketmqRemoting497}: the same with rocketmq-remoting 4.9.7 (fastjson 1.2.69, netty 4.1.65,
+ *       in its own class loader: {@link LegacyRemoting}), what 4.9.x clients and brokers run, on the same
+ *       bytes.</li>
+ *   <li>{@code gatewayEnvelope}: {@code FrameDecoder.parse} alone, the envelope read every frame gets.</li>
  *   <li>{@code gatewayHeader}: the typed decode of the frame's header (the topic and group name
  *       checks the gateway makes included, on raw bytes) + the binary frame head written.</li>
  *   <li>{@code gatewayFrame}: the same, plus {@code FrameDecoder.parse} of the raw frame (the
@@ -43,9 +49,13 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"-Dio.netty.leakDetection.level=disabled", "-Xms1g", "-Xmx1g"})
+// jackson's parser and the codec take several seconds of C2 work before they settle on a 2-core machine
+@Warmup(iterations = 5, time = 2)
+@Measurement(iterations = 5, time = 2)
+// netty 4.1.119 gives pooled-buffer thread caches only to event-loop (FastThreadLocal) threads by default;
+// the gateway decodes on event loops, so the benchmark thread gets one too (4.9.7's netty 4.1.65 gives it anyway)
+@Fork(value = 1, jvmArgsAppend = {"-Dio.netty.leakDetection.level=disabled", "-Dio.netty.allocator.useCacheForAllThreads=true",
+    "-Xms1g", "-Xmx1g"})
 public class SendV2Benchmark {
 
     @Param({"0", "4096"})
@@ -54,21 +64,29 @@ public class SendV2Benchmark {
     private ByteBuf wire;
     private ByteBuf out;
     private RemotingFrame parsed;
+    private Object legacyWire;
+    private Object legacyOut;
+    private Object legacyTo;
 
     @Setup(Level.Trial)
-    public void setUp() {
+    public void setUp() throws Throwable {
         wire = Wire.frame(Wire.sendV2(bodySize == 0 ? null : new byte[bodySize]), SerializeType.JSON);
         out = PooledByteBufAllocator.DEFAULT.directBuffer(4096);
         parsed = FrameDecoder.parse(wire.retainedDuplicate());
+        legacyWire = LegacyRemoting.directBuffer(Wire.bytes(wire));
+        legacyOut = LegacyRemoting.directBuffer(4096);
+        legacyTo = LegacyRemoting.serializeType("ROCKETMQ");
         // sanity: both paths produce a frame rocketmq-remoting reads as the same command
         check();
     }
 
     @TearDown(Level.Trial)
-    public void tearDown() {
+    public void tearDown() throws Throwable {
         parsed.release();
         wire.release();
         out.release();
+        LegacyRemoting.release(legacyWire);
+        LegacyRemoting.release(legacyOut);
     }
 
     @Benchmark
@@ -80,6 +98,19 @@ public class SendV2Benchmark {
         out.clear();
         cmd.fastEncodeHeader(out);
         return out.writerIndex();
+    }
+
+    @Benchmark
+    public int rocketmqRemoting497() throws Throwable {
+        return LegacyRemoting.transcode(legacyWire, legacyOut, legacyTo);
+    }
+
+    @Benchmark
+    public int gatewayEnvelope() {
+        RemotingFrame frame = FrameDecoder.parse(wire.retainedDuplicate());
+        int code = frame.code();
+        frame.release();
+        return code;
     }
 
     @Benchmark
@@ -110,25 +141,30 @@ public class SendV2Benchmark {
         }
     }
 
-    private void check() {
+    private void check() throws Throwable {
+        rocketmqRemoting();
+        ByteBuf theirs = out.copy();
+        rocketmqRemoting497();
+        ByteBuf legacy = Unpooled.wrappedBuffer(LegacyRemoting.bytes(legacyOut));
+        gatewayFrame();
+        ByteBuf ours = out.copy();
         try {
-            rocketmqRemoting();
-            ByteBuf theirs = out.copy();
-            gatewayFrame();
-            ByteBuf ours = out.copy();
-            try {
-                RemotingCommand a = decodeHead(theirs);
-                RemotingCommand b = decodeHead(ours);
-                if (!a.getExtFields().equals(b.getExtFields()) || a.getCode() != b.getCode() || a.getOpaque() != b.getOpaque()
-                    || theirs.readableBytes() != ours.readableBytes()) {
-                    throw new IllegalStateException("outputs differ: " + a.getExtFields() + " / " + b.getExtFields());
+            RemotingCommand a = decodeHead(theirs);
+            RemotingCommand b = decodeHead(ours);
+            RemotingCommand c = decodeHead(legacy);
+            for (RemotingCommand x : new RemotingCommand[] {b, c}) {
+                if (!a.getExtFields().equals(x.getExtFields()) || a.getCode() != x.getCode() || a.getOpaque() != x.getOpaque()) {
+                    throw new IllegalStateException("outputs differ: " + a.getExtFields() + " / " + x.getExtFields());
                 }
-            } finally {
-                theirs.release();
-                ours.release();
             }
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
+            if (theirs.readableBytes() != ours.readableBytes() || legacy.readableBytes() != ours.readableBytes()) {
+                throw new IllegalStateException("output lengths differ: " + theirs.readableBytes() + " / "
+                    + legacy.readableBytes() + " / " + ours.readableBytes());
+            }
+        } finally {
+            theirs.release();
+            legacy.release();
+            ours.release();
         }
     }
 

@@ -66,6 +66,13 @@ final class Wire {
         return cmd;
     }
 
+    /** The readable bytes of {@code buf}. */
+    static byte[] bytes(ByteBuf buf) {
+        byte[] b = new byte[buf.readableBytes()];
+        buf.getBytes(buf.readerIndex(), b);
+        return b;
+    }
+
     /** The whole frame (length prefix included) in {@code type}, as rocketmq-remoting's NettyEncoder writes it. */
     static ByteBuf frame(RemotingCommand cmd, SerializeType type) {
         cmd.setSerializeTypeCurrentRPC(type);

@@ -103,8 +103,6 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
         } else {
             throw new MalformedFrameException(MalformedReason.UNKNOWN_SERIALIZE_TYPE, "serialize type " + typeCode);
         }
-        HeaderCodec.Envelope e = HeaderCodec.decodeEnvelope(type,
-            frame.slice(base + RemotingFrame.PREFIX_LENGTH, headerLength));
-        return new RemotingFrame(frame, type, headerLength, e.code(), e.language(), e.version(), e.opaque(), e.flag());
+        return HeaderCodec.frame(frame, type, base + RemotingFrame.PREFIX_LENGTH, headerLength);
     }
 }

@@ -5,9 +5,10 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.io.SerializedString;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufInputStream;
 import io.netty.buffer.ByteBufOutputStream;
+import io.rmqgw.codec.json.JsonHeaderStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -16,10 +17,10 @@ import org.apache.rocketmq.remoting.protocol.LanguageCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
- * Reads and writes the two header encodings directly on ByteBufs. JSON is read with a streaming
- * parser straight from the buffer; ROCKETMQ binary by fixed offsets. Every length is checked
- * against the header's own length, so a lying field is a {@link MalformedFrameException}, never an
- * out-of-bounds read of the next frame's bytes.
+ * Reads and writes the two header encodings directly on ByteBufs. JSON is read with the thread's
+ * reused streaming parser ({@link JsonHeaderStream}) straight from the buffer; ROCKETMQ binary by
+ * fixed offsets. Every length is checked against the header's own length, so a lying field is a
+ * {@link MalformedFrameException}, never an out-of-bounds read of the next frame's bytes.
  */
 public final class HeaderCodec {
 
@@ -36,8 +37,14 @@ public final class HeaderCodec {
     record Envelope(int code, LanguageCode language, int version, int opaque, int flag) {
     }
 
-    static Envelope decodeEnvelope(SerializeType type, ByteBuf header) {
-        return type == SerializeType.ROCKETMQ ? binaryEnvelope(header) : jsonEnvelope(header);
+    /**
+     * Reads the envelope of the {@code headerLength} header bytes at {@code headerIndex} of
+     * {@code frame} and returns the frame holding it (taking over {@code frame}'s reference). Nothing
+     * but the RemotingFrame is allocated.
+     */
+    static RemotingFrame frame(ByteBuf frame, SerializeType type, int headerIndex, int headerLength) {
+        return type == SerializeType.ROCKETMQ ? binaryFrame(frame, headerIndex, headerLength)
+            : jsonFrame(frame, headerIndex, headerLength);
     }
 
     /** Decodes remark and extFields too. The frame is not released. */
@@ -61,14 +68,23 @@ public final class HeaderCodec {
 
     private static Envelope binaryEnvelope(ByteBuf header) {
         int base = header.readerIndex();
-        int length = header.readableBytes();
+        checkBinary(header, base, header.readableBytes());
+        return new Envelope(header.getShort(base), language(header.getByte(base + 2)), header.getShort(base + 3),
+            header.getInt(base + 5), header.getInt(base + 9));
+    }
+
+    private static RemotingFrame binaryFrame(ByteBuf frame, int base, int length) {
+        checkBinary(frame, base, length);
+        return new RemotingFrame(frame, SerializeType.ROCKETMQ, length, frame.getShort(base), language(frame.getByte(base + 2)),
+            frame.getShort(base + 3), frame.getInt(base + 5), frame.getInt(base + 9));
+    }
+
+    private static void checkBinary(ByteBuf header, int base, int length) {
         if (length < BINARY_MIN_LENGTH) {
             throw new MalformedFrameException(MalformedReason.TRUNCATED_BINARY_FIELD,
                 "binary header of " + length + " bytes is shorter than the fixed fields (" + BINARY_MIN_LENGTH + ")");
         }
         validateBinaryVariableFields(header, base, length);
-        return new Envelope(header.getShort(base), language(header.getByte(base + 2)), header.getShort(base + 3),
-            header.getInt(base + 5), header.getInt(base + 9));
     }
 
     /** Walks remark and every extFields entry by length only: no strings are built. */
@@ -176,55 +192,143 @@ public final class HeaderCodec {
         }
     }
 
+    private static final LanguageCode[] LANGUAGES = LanguageCode.values();
+    /** By wire byte; OTHER where no language has the byte (LanguageCode.valueOf copies values() per call). */
+    private static final LanguageCode[] LANGUAGE_BY_CODE = new LanguageCode[256];
+
+    static {
+        java.util.Arrays.fill(LANGUAGE_BY_CODE, LanguageCode.OTHER);
+        for (int i = LANGUAGES.length - 1; i >= 0; i--) { // the first language with a code wins, as in valueOf
+            LANGUAGE_BY_CODE[LANGUAGES[i].getCode() & 0xFF] = LANGUAGES[i];
+        }
+    }
+
     private static LanguageCode language(byte code) {
-        LanguageCode language = LanguageCode.valueOf(code);
-        return language == null ? LanguageCode.OTHER : language;
+        return LANGUAGE_BY_CODE[code & 0xFF];
     }
 
     // ---- JSON ----
 
-    private static JsonParser parser(ByteBuf header) throws IOException {
-        if (header.hasArray()) {
-            return JSON.createParser(header.array(), header.arrayOffset() + header.readerIndex(), header.readableBytes());
-        }
-        return JSON.createParser((java.io.InputStream) new ByteBufInputStream(header.duplicate()));
-    }
-
-    private static Envelope jsonEnvelope(ByteBuf header) {
+    /**
+     * Reads what routing needs (code, language, version, opaque, flag) with the thread's reused parser,
+     * matching the top-level names in the order fastjson writes them, and skips everything else
+     * (extFields included: its strings are stepped over, not decoded), so the whole header is checked
+     * to be well formed. Notes where the extFields object starts when a typed decode can read just that
+     * ({@link RemotingFrame#jsonExtFieldsOffset()}). Allocates nothing but the frame.
+     */
+    private static RemotingFrame jsonFrame(ByteBuf frame, int headerIndex, int headerLength) {
         int code = -1;
         LanguageCode language = LanguageCode.OTHER;
         int version = 0;
         int opaque = 0;
         int flag = 0;
         boolean sawCode = false;
-        try (JsonParser p = parser(header)) {
+        // where the extFields object starts, while a typed decode can read just that object (see below)
+        int extFields = -1;
+        boolean extOnly = true;
+        boolean sawLanguage = false;
+        JsonHeaderStream in = JsonHeaderStream.get();
+        try {
+            JsonParser p = in.begin(frame, headerIndex, headerLength);
             expectObjectStart(p);
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String name = p.currentName();
+            int expect = 0;
+            while (true) {
+                int field;
+                boolean matched = false;
+                if (expect < ENVELOPE_ORDER.length) {
+                    matched = p.nextFieldName(ENVELOPE_ORDER[expect]); // a byte compare, no name lookup
+                } else {
+                    p.nextToken();
+                }
+                if (matched) {
+                    field = expect++;
+                } else if (p.currentToken() == JsonToken.FIELD_NAME) {
+                    field = envelopeField(p.currentName());
+                    if (field == F_REMARK) {
+                        expect = F_SERIALIZE_TYPE; // fastjson writes a remark after opaque
+                    } else if (field != F_OTHER) {
+                        expect = field + 1; // back in step after a field out of order
+                    }
+                } else {
+                    break;
+                }
                 JsonToken value = p.nextToken();
-                switch (name) {
-                    case "code" -> {
-                        code = intValue(p, value, name);
+                switch (field) {
+                    case F_CODE -> {
+                        code = intValue(p, value, "code");
                         sawCode = true;
                     }
-                    case "version" -> version = intValue(p, value, name);
-                    case "opaque" -> opaque = intValue(p, value, name);
-                    case "flag" -> flag = intValue(p, value, name);
-                    case "language" -> language = jsonLanguage(p, value);
+                    case F_FLAG -> flag = intValue(p, value, "flag");
+                    case F_LANGUAGE -> {
+                        language = jsonLanguage(p, value);
+                        sawLanguage = true;
+                    }
+                    case F_OPAQUE -> opaque = intValue(p, value, "opaque");
+                    case F_VERSION -> version = intValue(p, value, "version");
+                    case F_EXT_FIELDS -> {
+                        if (value == JsonToken.START_OBJECT && extFields < 0 && extOnly) {
+                            int at = in.valueStartInHeader();
+                            // relied on only where the byte there is the object's opening brace
+                            extFields = at >= 0 && at < headerLength && frame.getByte(headerIndex + at) == '{' ? at : -1;
+                        } else {
+                            extOnly = false; // a second one, or not an object: a decode reads the whole header
+                        }
+                        extOnly &= extFields >= 0;
+                        p.skipChildren();
+                    }
+                    case F_REMARK -> {
+                        extOnly &= value == JsonToken.VALUE_NULL; // a decode must read the remark
+                        p.skipChildren();
+                    }
                     default -> p.skipChildren();
                 }
             }
-            expectEnd(p);
+            expectEnd(p, in);
         } catch (IOException e) {
             throw new MalformedFrameException(MalformedReason.INVALID_JSON, describe(e), e);
         } catch (IllegalStateException e) {
             // Jackson's symbol table refuses field names flooding one hash bucket
             throw new MalformedFrameException(MalformedReason.INVALID_JSON, e.getMessage(), e);
+        } finally {
+            in.release();
         }
         if (!sawCode) {
             throw new MalformedFrameException(MalformedReason.MISSING_FIELD, "JSON header has no \"code\"");
         }
-        return new Envelope(code, language, version, opaque, flag);
+        // a decode starting at extFields gets every other field from the envelope; an absent language
+        // reads as OTHER here but as JAVA there (RemotingCommand's default), so then it reads it all
+        int ext = extOnly && sawLanguage ? extFields : -1;
+        return new RemotingFrame(frame, SerializeType.JSON, headerLength, code, language, version, opaque, flag, ext);
+    }
+
+    // top-level fields in fastjson's (alphabetical) order; a header in another order still reads, by name
+    private static final int F_CODE = 0;
+    private static final int F_EXT_FIELDS = 1;
+    private static final int F_FLAG = 2;
+    private static final int F_LANGUAGE = 3;
+    private static final int F_OPAQUE = 4;
+    private static final int F_SERIALIZE_TYPE = 5;
+    private static final int F_VERSION = 6;
+    private static final int F_REMARK = 7;
+    private static final int F_OTHER = 8;
+    private static final SerializedString[] ENVELOPE_ORDER = {
+        new SerializedString("code"), new SerializedString("extFields"), new SerializedString("flag"),
+        new SerializedString("language"), new SerializedString("opaque"), new SerializedString("serializeTypeCurrentRPC"),
+        new SerializedString("version"),
+    };
+
+    private static int envelopeField(String name) {
+        return switch (name) {
+            case "code" -> F_CODE;
+            case "extFields" -> F_EXT_FIELDS;
+            case "flag" -> F_FLAG;
+            case "language" -> F_LANGUAGE;
+            case "opaque" -> F_OPAQUE;
+            case "serializeTypeCurrentRPC" -> F_SERIALIZE_TYPE;
+            case "version" -> F_VERSION;
+            case "remark" -> F_REMARK;
+            default -> F_OTHER;
+        };
     }
 
     private static RemotingHeader decodeJson(ByteBuf header) {
@@ -236,10 +340,12 @@ public final class HeaderCodec {
         String remark = null;
         Map<String, String> ext = null;
         boolean sawCode = false;
-        try (JsonParser p = parser(header)) {
+        JsonHeaderStream in = JsonHeaderStream.get();
+        try {
+            JsonParser p = in.begin(header, header.readerIndex(), header.readableBytes());
             expectObjectStart(p);
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String name = p.currentName();
+            String name;
+            while ((name = p.nextFieldName()) != null) {
                 JsonToken value = p.nextToken();
                 switch (name) {
                     case "code" -> {
@@ -255,12 +361,14 @@ public final class HeaderCodec {
                     default -> p.skipChildren();
                 }
             }
-            expectEnd(p);
+            expectEnd(p, in);
         } catch (IOException e) {
             throw new MalformedFrameException(MalformedReason.INVALID_JSON, describe(e), e);
         } catch (IllegalStateException e) {
             // Jackson's symbol table refuses field names flooding one hash bucket
             throw new MalformedFrameException(MalformedReason.INVALID_JSON, e.getMessage(), e);
+        } finally {
+            in.release();
         }
         if (!sawCode) {
             throw new MalformedFrameException(MalformedReason.MISSING_FIELD, "JSON header has no \"code\"");
@@ -287,8 +395,8 @@ public final class HeaderCodec {
             throw new MalformedFrameException(MalformedReason.INVALID_JSON, "\"extFields\" is not an object");
         }
         Map<String, String> ext = new LinkedHashMap<>();
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String key = p.currentName();
+        String key;
+        while ((key = p.nextFieldName()) != null) {
             JsonToken v = p.nextToken();
             if (v == JsonToken.START_OBJECT || v == JsonToken.START_ARRAY) {
                 throw new MalformedFrameException(MalformedReason.INVALID_JSON, "extFields." + key + " is not a scalar");
@@ -303,13 +411,19 @@ public final class HeaderCodec {
     }
 
     private static void expectObjectStart(JsonParser p) throws IOException {
-        if (p.nextToken() != JsonToken.START_OBJECT) {
-            throw new MalformedFrameException(MalformedReason.INVALID_JSON, "JSON header is not an object");
+        JsonToken t = p.nextToken();
+        if (t != JsonToken.START_OBJECT) {
+            throw new MalformedFrameException(MalformedReason.INVALID_JSON,
+                t == null ? "JSON header is empty" : "JSON header is not an object");
         }
     }
 
-    private static void expectEnd(JsonParser p) throws IOException {
-        if (p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
+    /** After the root object's last field: it must be closed, with nothing but whitespace after it. */
+    private static void expectEnd(JsonParser p, JsonHeaderStream in) throws IOException {
+        if (p.currentToken() != JsonToken.END_OBJECT) {
+            throw new MalformedFrameException(MalformedReason.INVALID_JSON, "unexpected " + p.currentToken());
+        }
+        if (!in.end()) {
             throw new MalformedFrameException(MalformedReason.INVALID_JSON, "JSON header has trailing content");
         }
     }
@@ -326,13 +440,26 @@ public final class HeaderCodec {
             p.skipChildren();
             return LanguageCode.OTHER;
         }
-        String name = p.getText();
-        for (LanguageCode language : LanguageCode.values()) {
-            if (language.name().equals(name)) {
+        // compared on the parser's chars: no String per header
+        char[] chars = p.getTextCharacters();
+        int off = p.getTextOffset();
+        int len = p.getTextLength();
+        for (LanguageCode language : LANGUAGES) {
+            String name = language.name();
+            if (name.length() == len && sameChars(name, chars, off)) {
                 return language;
             }
         }
         return LanguageCode.OTHER;
+    }
+
+    private static boolean sameChars(String s, char[] chars, int off) {
+        for (int i = 0; i < s.length(); i++) {
+            if (s.charAt(i) != chars[off + i]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static void encodeJson(RemotingHeader header, ByteBuf out) {

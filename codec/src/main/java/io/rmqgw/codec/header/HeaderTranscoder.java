@@ -35,8 +35,14 @@ public final class HeaderTranscoder {
     public static CommandHeader decode(RemotingFrame frame, HeaderKind kind) {
         ByteBuf content = frame.content();
         int index = content.readerIndex() + RemotingFrame.PREFIX_LENGTH;
-        return frame.encoding() == SerializeType.ROCKETMQ
-            ? BinaryHeaderReader.read(content, index, frame.headerLength(), kind)
+        if (frame.encoding() == SerializeType.ROCKETMQ) {
+            return BinaryHeaderReader.read(content, index, frame.headerLength(), kind);
+        }
+        int ext = frame.jsonExtFieldsOffset();
+        // the envelope has read and checked the whole header: where it could, it noted where extFields
+        // starts, and only that object is read again
+        return ext >= 0
+            ? JsonHeaderReader.readExtFields(frame, content, index + ext, frame.headerLength() - ext, kind, content.alloc())
             : JsonHeaderReader.read(content, index, frame.headerLength(), kind, content.alloc());
     }
 

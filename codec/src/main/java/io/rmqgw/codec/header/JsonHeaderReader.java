@@ -1,99 +1,67 @@
 package io.rmqgw.codec.header;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.async.ByteArrayFeeder;
+import com.fasterxml.jackson.core.io.SerializedString;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.util.concurrent.FastThreadLocal;
 import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.MalformedReason;
+import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.codec.json.JsonHeaderStream;
 import java.io.IOException;
-import java.io.OutputStream;
+import java.util.Arrays;
 import org.apache.rocketmq.remoting.protocol.LanguageCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
  * Reads a JSON header with jackson-core's streaming parser straight from the frame's bytes: no
- * String of the header, no tree. Field names come back canonicalized (no allocation once seen);
- * values are read as char runs from the parser's own buffer and written as UTF-8 straight into the
- * binary entry layout, so a value becomes a String only if someone asks for it.
- *
- * <p>A heap header is parsed in place; a direct one is first copied (one bulk copy) into a per-thread
- * array, which is cheaper than a ByteBuffer view of a pooled derived buffer (two objects per call).
- * One non-blocking parser per thread is reused from header to header: each header is fed as the
- * next root-level value of an endless stream, which saves the parser, context and buffer
- * allocations a fresh parser costs per frame. A header that fails to parse discards the parser (its
- * state is unknown), and the parser is renewed after {@link #RENEW_AFTER_BYTES} of input so that
- * its field-name table cannot grow without bound from unknown keys.
+ * String of the header, no tree. The parser is the thread's reused one ({@link JsonHeaderStream}).
+ * Names are matched without a lookup where they can be: the top-level fields are tried in the order
+ * fastjson writes them, and each typed extFields key in the order the last header of its kind had
+ * (a sender's map order is stable), with {@code nextFieldName(SerializableString)}, which compares
+ * the input bytes directly. Any other name comes back canonicalized and interned (no allocation once
+ * seen) and a typed key is then found by a hash probe. Values are read as char runs from the parser's
+ * own buffer and written as UTF-8 straight into the binary entry layout, so a value becomes a String
+ * only if someone asks for it.
  */
 final class JsonHeaderReader {
 
-    static final long RENEW_AFTER_BYTES = 1L << 20;
-
-    private static final JsonFactory FACTORY = JsonFactory.builder().build();
-    private static final byte[] NO_INPUT = new byte[0];
-    private static final OutputStream DISCARD = OutputStream.nullOutputStream();
     private static final char[] TRUE = {'t', 'r', 'u', 'e'};
     private static final char[] FALSE = {'f', 'a', 'l', 's', 'e'};
     private static final LanguageCode[] LANGUAGES = LanguageCode.values();
+    private static final int UNKNOWN_KEY = -2;
 
-    private static final FastThreadLocal<JsonHeaderReader> LOCAL = new FastThreadLocal<>() {
-        @Override
-        protected JsonHeaderReader initialValue() {
-            return new JsonHeaderReader();
-        }
-
-        @Override
-        protected void onRemoval(JsonHeaderReader reader) {
-            reader.discard();
-        }
+    /** Top-level fields in the order fastjson writes them (alphabetical); remark, when present, comes after opaque. */
+    private static final SerializedString[] TOP_LEVEL = {
+        new SerializedString("code"), new SerializedString("extFields"), new SerializedString("flag"),
+        new SerializedString("language"), new SerializedString("opaque"), new SerializedString("serializeTypeCurrentRPC"),
+        new SerializedString("version"),
     };
 
-    private final Scratch scratch = Scratch.get();
-    private JsonParser parser;
-    private ByteArrayFeeder feeder;
-    private long fed;
-    /** Parsers created by this thread's reader so far (tests check renewal and recovery). */
-    int generation;
+    /** After a field out of the expected order: expect the one that follows it, if it is one of ours. */
+    private static int resync(String name, int expect) {
+        for (int i = 0; i < TOP_LEVEL.length; i++) {
+            if (TOP_LEVEL[i].getValue().equals(name)) {
+                return i + 1;
+            }
+        }
+        return expect;
+    }
 
     private JsonHeaderReader() {
     }
 
-    static JsonHeaderReader get() {
-        return LOCAL.get();
-    }
-
     static CommandHeader read(ByteBuf header, HeaderKind kind, ByteBufAllocator alloc) {
-        return LOCAL.get().decode(header, header.readerIndex(), header.readableBytes(), kind, alloc);
+        return read(header, header.readerIndex(), header.readableBytes(), kind, alloc);
     }
 
     static CommandHeader read(ByteBuf header, int index, int length, HeaderKind kind, ByteBufAllocator alloc) {
-        return LOCAL.get().decode(header, index, length, kind, alloc);
-    }
-
-    CommandHeader decode(ByteBuf header, int index, int length, HeaderKind kind, ByteBufAllocator alloc) {
-        if (parser == null || fed > RENEW_AFTER_BYTES) {
-            renew();
-        }
-        boolean clean = false;
+        JsonHeaderStream in = JsonHeaderStream.get();
         try {
-            if (header.hasArray()) {
-                int start = header.arrayOffset() + index;
-                feeder.feedInput(header.array(), start, start + length);
-            } else {
-                // direct memory: one bulk copy into a per-thread array; jackson then reads a plain byte[]
-                byte[] src = scratch.src(length);
-                header.getBytes(index, src, 0, length);
-                feeder.feedInput(src, 0, length);
-            }
-            fed += length;
-            CommandHeader h = parse(parser, scratch, header, index, length, kind, alloc);
-            feeder.feedInput(NO_INPUT, 0, 0); // drop the reference to the input
-            clean = true;
-            return h;
+            JsonParser p = in.begin(header, index, length);
+            return parse(p, in, length, kind, alloc);
         } catch (JsonProcessingException e) {
             throw new MalformedFrameException(MalformedReason.INVALID_JSON, e.getOriginalMessage(), e);
         } catch (IOException e) {
@@ -102,42 +70,56 @@ final class JsonHeaderReader {
             // jackson's symbol table refuses field names flooding one hash bucket
             throw new MalformedFrameException(MalformedReason.INVALID_JSON, e.getMessage(), e);
         } finally {
-            if (!clean) {
-                discard();
-            }
+            in.release();
         }
     }
 
-    private void renew() {
-        discard();
+    /**
+     * Reads only the extFields object at {@code index} of a frame's header (where the envelope found
+     * it: see {@link RemotingFrame#jsonExtFieldsOffset()}); every other field comes from the envelope,
+     * and the rest of the header, already read and checked by it, is not read again.
+     */
+    static CommandHeader readExtFields(RemotingFrame frame, ByteBuf buf, int index, int length, HeaderKind kind,
+                                       ByteBufAllocator alloc) {
+        JsonHeaderStream in = JsonHeaderStream.get();
         try {
-            parser = FACTORY.createNonBlockingByteArrayParser();
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot create a JSON parser", e);
-        }
-        feeder = (ByteArrayFeeder) parser.getNonBlockingInputFeeder();
-        fed = 0;
-        generation++;
-    }
-
-    private void discard() {
-        if (parser != null) {
-            try {
-                parser.close();
-            } catch (IOException ignored) {
-                // nothing is written anywhere: closing only returns buffers
+            JsonParser p = in.begin(buf, index, length);
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                throw malformed("no extFields object where the envelope found it");
             }
-            parser = null;
-            feeder = null;
+            CommandHeader h = kind.newHeader();
+            Arrays.fill(h.slots, -1);
+            Scratch scratch = Scratch.get();
+            int n = entries(p, h, kind, scratch, scratch.in(Math.max(256, length + 64)), 0);
+            in.endHere();
+            h.source = SerializeType.JSON;
+            h.code = frame.code();
+            h.language = frame.language().getCode();
+            h.version = frame.version();
+            h.opaque = frame.opaque();
+            h.flag = frame.flag();
+            h.extPresent = true;
+            return withImage(h, scratch.lastIn, n, alloc);
+        } catch (JsonProcessingException e) {
+            throw new MalformedFrameException(MalformedReason.INVALID_JSON, e.getOriginalMessage(), e);
+        } catch (IOException e) {
+            throw new MalformedFrameException(MalformedReason.INVALID_JSON, e.getMessage(), e);
+        } catch (IllegalStateException e) {
+            throw new MalformedFrameException(MalformedReason.INVALID_JSON, e.getMessage(), e);
+        } finally {
+            in.release();
         }
     }
 
-    private static CommandHeader parse(JsonParser p, Scratch scratch, ByteBuf header, int index, int length,
-                                       HeaderKind kind, ByteBufAllocator alloc) throws IOException {
+    private static CommandHeader parse(JsonParser p, JsonHeaderStream in, int length, HeaderKind kind,
+                                       ByteBufAllocator alloc) throws IOException {
         JsonToken t = p.nextToken();
         if (t != JsonToken.START_OBJECT) {
-            throw malformed(t == JsonToken.NOT_AVAILABLE ? "JSON header is empty" : "JSON header is not an object");
+            throw malformed(t == null ? "JSON header is empty" : "JSON header is not an object");
         }
+        CommandHeader h = kind.newHeader();
+        Arrays.fill(h.slots, -1);
+        Scratch scratch = Scratch.get();
         byte[] a = scratch.in(Math.max(256, length + 64));
         int n = 0;
         int code = 0;
@@ -148,8 +130,22 @@ final class JsonHeaderReader {
         int flag = 0;
         String remark = null;
         boolean extPresent = false;
-        while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
-            String name = p.currentName();
+        int expect = 0;
+        while (true) {
+            String name;
+            if (expect < TOP_LEVEL.length) {
+                // fastjson writes the top-level fields in this order: a byte compare each, no name lookup
+                if (p.nextFieldName(TOP_LEVEL[expect])) {
+                    name = TOP_LEVEL[expect++].getValue();
+                } else if (p.currentToken() == JsonToken.FIELD_NAME) {
+                    name = p.currentName();
+                    expect = resync(name, expect);
+                } else {
+                    break;
+                }
+            } else if ((name = p.nextFieldName()) == null) {
+                break;
+            }
             t = p.nextToken();
             switch (name) {
                 case "code" -> {
@@ -166,76 +162,24 @@ final class JsonHeaderReader {
                         break;
                     }
                     if (t != JsonToken.START_OBJECT) {
-                        throw malformed(t == JsonToken.NOT_AVAILABLE ? "JSON header is truncated" : "\"extFields\" is not an object");
+                        throw malformed("\"extFields\" is not an object");
                     }
                     extPresent = true;
-                    while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
-                        String key = p.currentName();
-                        t = p.nextToken();
-                        char[] chars;
-                        int off;
-                        int len;
-                        switch (t) {
-                            case VALUE_STRING, VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> {
-                                chars = p.getTextCharacters();
-                                off = p.getTextOffset();
-                                len = p.getTextLength();
-                            }
-                            case VALUE_TRUE -> {
-                                chars = TRUE;
-                                off = 0;
-                                len = TRUE.length;
-                            }
-                            case VALUE_FALSE -> {
-                                chars = FALSE;
-                                off = 0;
-                                len = FALSE.length;
-                            }
-                            case VALUE_NULL -> {
-                                continue; // dropped, as RemotingCommand drops null values
-                            }
-                            case NOT_AVAILABLE -> throw malformed("JSON header is truncated");
-                            default -> throw malformed("extFields." + key + " is not a scalar");
-                        }
-                        int need = n + 6 + Ascii.maxUtf8(key.length()) + Ascii.maxUtf8(len);
-                        if (need > a.length) {
-                            a = scratch.growIn(a, n, need);
-                        }
-                        int keyAt = n;
-                        n = Ascii.putUtf8(a, n + 2, key);
-                        int keyLength = n - keyAt - 2;
-                        if (keyLength > Short.MAX_VALUE) {
-                            throw malformed("extFields key of " + keyLength + " bytes cannot be carried (binary limit "
-                                + Short.MAX_VALUE + ")");
-                        }
-                        a[keyAt] = (byte) (keyLength >> 8);
-                        a[keyAt + 1] = (byte) keyLength;
-                        int valueAt = n;
-                        n = Ascii.putUtf8(a, n + 4, chars, off, len);
-                        int valueLength = n - valueAt - 4;
-                        a[valueAt] = (byte) (valueLength >> 24);
-                        a[valueAt + 1] = (byte) (valueLength >> 16);
-                        a[valueAt + 2] = (byte) (valueLength >> 8);
-                        a[valueAt + 3] = (byte) valueLength;
-                    }
-                    if (t != JsonToken.END_OBJECT) {
-                        throw malformed("JSON header is truncated");
-                    }
+                    n = entries(p, h, kind, scratch, a, n); // a second extFields object adds to the first
+                    a = scratch.lastIn;
                 }
-                default -> skip(p, t);
+                default -> p.skipChildren();
             }
         }
-        if (t != JsonToken.END_OBJECT) {
-            throw malformed(t == JsonToken.NOT_AVAILABLE ? "JSON header is truncated" : "unexpected " + t);
+        if (p.currentToken() != JsonToken.END_OBJECT) {
+            throw malformed("unexpected " + p.currentToken());
         }
-        checkNothingFollows(p, header, index + length);
+        if (!in.end()) {
+            throw malformed("JSON header has trailing content");
+        }
         if (!sawCode) {
             throw new MalformedFrameException(MalformedReason.MISSING_FIELD, "JSON header has no \"code\"");
         }
-        CommandHeader h = kind.newHeader();
-        h.index(a, 0, n, 0);
-        ByteBuf image = alloc.heapBuffer(n); // typed reads then index an array
-        image.writeBytes(a, 0, n);
         h.source = SerializeType.JSON;
         h.code = code;
         h.language = language;
@@ -244,6 +188,13 @@ final class JsonHeaderReader {
         h.flag = flag;
         h.remark = remark;
         h.extPresent = extPresent;
+        return withImage(h, a, n, alloc);
+    }
+
+    /** The entries in {@code a[0, n)} as the header's image: a pooled heap buffer of exactly that size. */
+    private static CommandHeader withImage(CommandHeader h, byte[] a, int n, ByteBufAllocator alloc) {
+        ByteBuf image = alloc.heapBuffer(n); // typed reads then index an array
+        image.writeBytes(a, 0, n);
         h.image = image;
         h.entriesStart = 0;
         h.entriesEnd = n;
@@ -251,58 +202,108 @@ final class JsonHeaderReader {
     }
 
     /**
-     * The root object must end the header: trailing whitespace is consumed, anything else is
-     * refused (it would otherwise be read as the start of the next header).
+     * Reads the fields of the extFields object the parser has just entered, appending each as a binary
+     * entry to {@code a} from {@code n} on and filling {@code h}'s typed slots and entry count. Returns
+     * the new end; the array written (grown if needed) is left in {@code scratch.lastIn}.
      */
-    private static void checkNothingFollows(JsonParser p, ByteBuf header, int end) throws IOException {
-        int rest = p.releaseBuffered(DISCARD);
-        if (rest == 0) {
-            return;
-        }
-        for (int i = end - rest; i < end; i++) {
-            byte b = header.getByte(i);
-            if (b != ' ' && b != '\t' && b != '\n' && b != '\r') {
-                throw malformed("JSON header has trailing content");
+    private static int entries(JsonParser p, CommandHeader h, HeaderKind kind, Scratch scratch, byte[] a, int n)
+        throws IOException {
+        KeyTable keys = kind.keys;
+        int[] slots = h.slots;
+        int count = h.entryCount;
+        int[] follows = keys.size() > 0 ? scratch.follows(kind) : null;
+        int prev = -1; // slot of the previous key (-1: none yet), or UNKNOWN_KEY
+        while (true) {
+            String key;
+            int slot;
+            int guess = follows != null && prev != UNKNOWN_KEY ? follows[prev + 1] : -1;
+            if (guess >= 0 && p.nextFieldName(keys.serialized(guess))) {
+                slot = guess;
+                key = null; // known: its bytes are in the table
+            } else {
+                if (guess >= 0) {
+                    if (p.currentToken() != JsonToken.FIELD_NAME) {
+                        break;
+                    }
+                    key = p.currentName();
+                } else if ((key = p.nextFieldName()) == null) {
+                    break;
+                }
+                slot = follows != null ? keys.slot(key) : -1;
+                if (follows != null && prev != UNKNOWN_KEY && slot >= 0) {
+                    follows[prev + 1] = slot; // guess this order next time
+                }
             }
-        }
-        p.nextToken(); // consumes the whitespace; the parser stays at the root, ready for the next header
-        if (p.releaseBuffered(DISCARD) != 0) {
-            throw malformed("JSON header has trailing content");
-        }
-    }
-
-    private static void skip(JsonParser p, JsonToken t) throws IOException {
-        if (t == JsonToken.NOT_AVAILABLE) {
-            throw malformed("JSON header is truncated");
-        }
-        if (t != JsonToken.START_OBJECT && t != JsonToken.START_ARRAY) {
-            return;
-        }
-        // JsonParser.skipChildren would spin on NOT_AVAILABLE: a truncated header must fail instead
-        int depth = 1;
-        while (depth > 0) {
-            JsonToken next = p.nextToken();
-            if (next == JsonToken.NOT_AVAILABLE || next == null) {
-                throw malformed("JSON header is truncated");
+            prev = slot >= 0 ? slot : UNKNOWN_KEY;
+            JsonToken t = p.nextToken();
+            char[] chars;
+            int off;
+            int len;
+            switch (t) {
+                case VALUE_STRING, VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> {
+                    chars = p.getTextCharacters();
+                    off = p.getTextOffset();
+                    len = p.getTextLength();
+                }
+                case VALUE_TRUE -> {
+                    chars = TRUE;
+                    off = 0;
+                    len = TRUE.length;
+                }
+                case VALUE_FALSE -> {
+                    chars = FALSE;
+                    off = 0;
+                    len = FALSE.length;
+                }
+                case VALUE_NULL -> {
+                    continue; // dropped, as RemotingCommand drops null values
+                }
+                default -> throw malformed("extFields." + (key != null ? key : keys.name(slot)) + " is not a scalar");
             }
-            if (next == JsonToken.START_OBJECT || next == JsonToken.START_ARRAY) {
-                depth++;
-            } else if (next == JsonToken.END_OBJECT || next == JsonToken.END_ARRAY) {
-                depth--;
+            byte[] known = slot >= 0 ? keys.keyBytes(slot) : null;
+            int need = n + 6 + (known != null ? known.length : Ascii.maxUtf8(key.length())) + Ascii.maxUtf8(len);
+            if (need > a.length) {
+                a = scratch.growIn(a, n, need);
             }
+            int keyAt = n;
+            if (known != null) {
+                System.arraycopy(known, 0, a, n + 2, known.length);
+                n += 2 + known.length;
+                slots[slot] = keyAt; // the last occurrence wins, as in the receiver's map
+            } else {
+                n = Ascii.putUtf8(a, n + 2, key);
+            }
+            int keyLength = n - keyAt - 2;
+            if (keyLength > Short.MAX_VALUE) {
+                throw malformed("extFields key of " + keyLength + " bytes cannot be carried (binary limit "
+                    + Short.MAX_VALUE + ")");
+            }
+            a[keyAt] = (byte) (keyLength >> 8);
+            a[keyAt + 1] = (byte) keyLength;
+            int valueAt = n;
+            n = Ascii.putUtf8(a, n + 4, chars, off, len);
+            int valueLength = n - valueAt - 4;
+            a[valueAt] = (byte) (valueLength >> 24);
+            a[valueAt + 1] = (byte) (valueLength >> 16);
+            a[valueAt + 2] = (byte) (valueLength >> 8);
+            a[valueAt + 3] = (byte) valueLength;
+            count++;
         }
+        h.entryCount = count;
+        scratch.lastIn = a;
+        return n;
     }
 
     private static int intValue(JsonParser p, JsonToken t, String name) throws IOException {
         if (t != JsonToken.VALUE_NUMBER_INT) {
-            throw malformed(t == JsonToken.NOT_AVAILABLE ? "JSON header is truncated" : "\"" + name + "\" is not an integer");
+            throw malformed("\"" + name + "\" is not an integer");
         }
         return p.getIntValue();
     }
 
     private static byte language(JsonParser p, JsonToken t) throws IOException {
         if (t != JsonToken.VALUE_STRING) {
-            skip(p, t);
+            p.skipChildren();
             return LanguageCode.OTHER.getCode();
         }
         char[] chars = p.getTextCharacters();
@@ -330,7 +331,6 @@ final class JsonHeaderReader {
         return switch (t) {
             case VALUE_NULL -> null;
             case VALUE_STRING, VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT, VALUE_TRUE, VALUE_FALSE -> p.getText();
-            case NOT_AVAILABLE -> throw malformed("JSON header is truncated");
             default -> throw malformed("\"remark\" is not a scalar");
         };
     }

@@ -1,5 +1,6 @@
 package io.rmqgw.codec.header;
 
+import com.fasterxml.jackson.core.io.SerializedString;
 import java.util.Arrays;
 
 /**
@@ -12,16 +13,24 @@ final class KeyTable {
 
     private final String[] names;
     private final byte[][] keys;
+    /** The keys as jackson matches them byte for byte against the input (null where the slot has no key). */
+    private final SerializedString[] serialized;
     /** Per key length (up to 31), the slots with that length, so a lookup compares a handful at most. */
     private final int[][] byLength = new int[32][];
+    /** Open-addressed by String hash: the names (field names from jackson are interned, so usually the same instance) and their slots. */
+    private final String[] hashed;
+    private final int[] hashedSlots;
+    private final int mask;
 
     KeyTable(String... names) {
         this.names = names.clone();
         this.keys = new byte[names.length][];
+        this.serialized = new SerializedString[names.length];
         int[] counts = new int[32];
         for (int i = 0; i < names.length; i++) {
             if (names[i] != null) {
                 keys[i] = Ascii.bytes(names[i]);
+                serialized[i] = new SerializedString(names[i]);
                 if (keys[i].length >= 32) {
                     throw new IllegalArgumentException("key too long for the table: " + names[i]);
                 }
@@ -38,6 +47,50 @@ final class KeyTable {
                 byLength[len][fill[len]++] = i;
             }
         }
+        int size = 8;
+        while (size < 4 * names.length) {
+            size <<= 1;
+        }
+        hashed = new String[size];
+        hashedSlots = new int[size];
+        mask = size - 1;
+        for (int i = 0; i < names.length; i++) {
+            if (names[i] != null) {
+                int at = spread(names[i].hashCode()) & mask;
+                while (hashed[at] != null) {
+                    at = (at + 1) & mask;
+                }
+                hashed[at] = names[i].intern();
+                hashedSlots[at] = i;
+            }
+        }
+    }
+
+    private static int spread(int h) {
+        return h ^ (h >>> 7) ^ (h >>> 16);
+    }
+
+    /** The slot of {@code name}, or -1: a hash probe, no scan. */
+    int slot(String name) {
+        int at = spread(name.hashCode()) & mask;
+        String k;
+        while ((k = hashed[at]) != null) {
+            if (k == name || k.equals(name)) {
+                return hashedSlots[at];
+            }
+            at = (at + 1) & mask;
+        }
+        return -1;
+    }
+
+    /** The key in {@code slot} for {@code JsonParser.nextFieldName(SerializableString)}, or null. */
+    SerializedString serialized(int slot) {
+        return serialized[slot];
+    }
+
+    /** The UTF-8 bytes of the key in {@code slot} (not to be modified). */
+    byte[] keyBytes(int slot) {
+        return keys[slot];
     }
 
     int size() {
@@ -63,11 +116,6 @@ final class KeyTable {
 
     /** The slot of {@code name}, or -1. */
     int find(String name) {
-        for (int i = 0; i < names.length; i++) {
-            if (name.equals(names[i])) {
-                return i;
-            }
-        }
-        return -1;
+        return slot(name);
     }
 }

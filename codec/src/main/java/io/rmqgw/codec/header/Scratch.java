@@ -21,9 +21,17 @@ final class Scratch {
 
     private byte[] in = new byte[INITIAL];
     private byte[] out = new byte[INITIAL];
-    private byte[] src = new byte[INITIAL];
     /** The array the last render wrote into (may be a one-off larger array). */
     byte[] lastOut;
+    /** The array the last JSON entries read wrote into (may be a one-off larger array). */
+    byte[] lastIn;
+    /**
+     * Per kind, which typed key followed which in the last JSON header of that kind read on this
+     * thread ([0]: the first key; [slot + 1]: the key after {@code slot}; -1: no guess). Senders write
+     * extFields in a stable order (their map's iteration order), so the guess lets jackson match the
+     * next name byte for byte instead of looking it up.
+     */
+    private final int[][] follows = new int[HeaderKind.values().length][];
 
     private Scratch() {
     }
@@ -43,16 +51,14 @@ final class Scratch {
         return grown;
     }
 
-    /** Input copy of a direct header for the JSON parser (distinct from {@link #in}, which it fills). */
-    byte[] src(int size) {
-        if (src.length >= size) {
-            return src;
+    int[] follows(HeaderKind kind) {
+        int[] f = follows[kind.ordinal()];
+        if (f == null) {
+            f = new int[kind.keys.size() + 1];
+            java.util.Arrays.fill(f, -1);
+            follows[kind.ordinal()] = f;
         }
-        byte[] grown = new byte[grow(src.length, size)];
-        if (grown.length <= KEEP_LIMIT) {
-            src = grown;
-        }
-        return grown;
+        return f;
     }
 
     byte[] out(int size) {

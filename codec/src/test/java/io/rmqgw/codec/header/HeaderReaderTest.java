@@ -178,21 +178,68 @@ class HeaderReaderTest {
     /** The per-thread parser is reused across headers and renewed after enough input. */
     @Test
     void parserIsReusedAndRenewed() {
-        JsonHeaderReader reader = JsonHeaderReader.get();
+        io.rmqgw.codec.json.JsonHeaderStream reader = io.rmqgw.codec.json.JsonHeaderStream.get();
         assertValidStillDecodes();
-        int generation = reader.generation;
+        int generation = reader.generation();
         for (int i = 0; i < 100; i++) {
             assertValidStillDecodes();
         }
-        assertEquals(generation, reader.generation, "one parser for many headers");
+        assertEquals(generation, reader.generation(), "one parser for many headers");
         // one header large enough to pass the renewal threshold
-        String big = "{\"code\":34,\"extFields\":{\"k\":\"" + "x".repeat((int) JsonHeaderReader.RENEW_AFTER_BYTES) + "\"}}";
+        String big = "{\"code\":34,\"extFields\":{\"k\":\"" + "x".repeat((int) io.rmqgw.codec.json.JsonHeaderStream.RENEW_AFTER_BYTES) + "\"}}";
         CommandHeader h = HeaderTranscoder.decode(SerializeType.JSON, Unpooled.wrappedBuffer(utf8(big)), HeaderKind.GENERIC, ALLOC);
-        assertEquals(JsonHeaderReader.RENEW_AFTER_BYTES, h.get("k").length());
+        assertEquals(io.rmqgw.codec.json.JsonHeaderStream.RENEW_AFTER_BYTES, h.get("k").length());
         h.release();
-        assertEquals(generation, reader.generation);
+        assertEquals(generation, reader.generation());
         assertValidStillDecodes();
-        assertTrue(reader.generation > generation, "renewed after " + JsonHeaderReader.RENEW_AFTER_BYTES + " bytes");
+        assertTrue(reader.generation() > generation, "renewed after " + io.rmqgw.codec.json.JsonHeaderStream.RENEW_AFTER_BYTES + " bytes");
+    }
+
+    /**
+     * The reader guesses each typed key from the order of the last header of its kind; headers whose
+     * keys come in another order, with unknown keys, duplicates and nulls between, read the same.
+     */
+    @Test
+    void keyOrderGuessesNeverChangeWhatIsRead() {
+        String[][] orders = {
+            {"a", "b", "c", "d", "e", "i", "n"},
+            {"n", "i", "e", "d", "c", "b", "a"},
+            {"b", "x-unknown", "a", "e", "zz", "i", "c", "d", "n"},
+            {"a", "b", "b", "a", "c", "d", "e", "i", "n", "e"},
+            {"c", "d", "a", "b", "e", "i", "n"},
+        };
+        for (int round = 0; round < 3; round++) {
+            for (String[] order : orders) {
+                StringBuilder json = new StringBuilder("{\"code\":310,\"extFields\":{");
+                java.util.Map<String, String> expected = new java.util.LinkedHashMap<>();
+                for (int i = 0; i < order.length; i++) {
+                    String value = order[i].equals("d") ? String.valueOf(i) : order[i] + i;
+                    json.append(i == 0 ? "" : ",").append('"').append(order[i]).append("\":\"").append(value).append('"');
+                    if (i == 2) {
+                        json.append(",\"q\":null"); // dropped
+                    }
+                    expected.remove(order[i]);
+                    expected.put(order[i], value);
+                }
+                json.append("},\"opaque\":5}");
+                SendRequestHeader h = json(json.toString());
+                try {
+                    String all = String.join(",", order);
+                    assertEquals(expected.get("a"), h.producerGroup(), all);
+                    assertEquals(expected.get("b"), h.topic(), all);
+                    assertEquals(expected.get("i"), h.properties(), all);
+                    assertEquals(expected.get("n"), h.brokerName(), all);
+                    assertEquals(Integer.parseInt(expected.get("d")), h.defaultTopicQueueNums(), all);
+                    assertEquals(order.length, h.entryCount(), all);
+                    for (int i = 0; i < order.length; i++) {
+                        assertEquals(order[i], h.key(i), all);
+                    }
+                    assertEquals(5, h.opaque());
+                } finally {
+                    h.release();
+                }
+            }
+        }
     }
 
     @Test

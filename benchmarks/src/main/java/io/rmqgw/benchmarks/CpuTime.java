@@ -1,0 +1,104 @@
+package io.rmqgw.benchmarks;
+
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
+
+/**
+ * The send and pull benchmark methods timed by the CPU time of the thread running them instead of
+ * the wall clock, for a shared machine: JMH's ops/s fall with whatever else runs, CPU time per
+ * operation barely does. Not a JMH harness: no forks per method (one JVM per case, the methods
+ * interleaved in rounds), blackholes replaced by a checksum. Use JMH on a quiet machine; use this to
+ * compare on a busy one.
+ *
+ * <pre>
+ * java -Xms1g -Xmx1g -Dio.netty.leakDetection.level=disabled -Dio.netty.allocator.useCacheForAllThreads=true \
+ *     -cp target/benchmarks.jar io.rmqgw.benchmarks.CpuTime send 0     # or: send 4096, pull JSON, pull ROCKETMQ
+ * </pre>
+ * Prints per method the median and the range (min..max) over {@code rounds} of the CPU nanoseconds
+ * per operation, and the bytes allocated per operation.
+ */
+public final class CpuTime {
+
+    private static final com.sun.management.ThreadMXBean MX =
+        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+
+    @FunctionalInterface
+    interface Op {
+        long run() throws Throwable;
+    }
+
+    private CpuTime() {
+    }
+
+    public static void main(String[] args) throws Throwable {
+        if (args.length < 2) {
+            System.err.println("usage: CpuTime send <bodySize> | pull <JSON|ROCKETMQ> [rounds]");
+            System.exit(2);
+        }
+        int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 9;
+        Map<String, Op> ops = new LinkedHashMap<>();
+        if (args[0].equals("send")) {
+            SendV2Benchmark b = new SendV2Benchmark();
+            b.bodySize = Integer.parseInt(args[1]);
+            b.setUp();
+            ops.put("rocketmqRemoting", b::rocketmqRemoting);
+            ops.put("rocketmqRemoting497", b::rocketmqRemoting497);
+            ops.put("gatewayEnvelope", b::gatewayEnvelope);
+            ops.put("gatewayHeader", b::gatewayHeader);
+            ops.put("gatewayFrame", b::gatewayFrame);
+        } else {
+            PullResponseBenchmark b = new PullResponseBenchmark();
+            b.from = SerializeType.valueOf(args[1]);
+            b.setUp();
+            ops.put("rocketmqRemoting", b::rocketmqRemoting);
+            ops.put("rocketmqRemoting497", b::rocketmqRemoting497);
+            ops.put("gatewayHeader", b::gatewayHeader);
+            ops.put("gatewayFrame", b::gatewayFrame);
+        }
+        long sink = 0;
+        Map<String, List<Double>> ns = new LinkedHashMap<>();
+        Map<String, Double> bytes = new LinkedHashMap<>();
+        for (Map.Entry<String, Op> e : ops.entrySet()) { // warm-up: about 2 s of CPU each
+            sink += loop(e.getValue(), 2_000_000_000L);
+            ns.put(e.getKey(), new ArrayList<>());
+        }
+        long thread = Thread.currentThread().getId();
+        for (int r = 0; r < rounds; r++) {
+            for (Map.Entry<String, Op> e : ops.entrySet()) {
+                long allocated = MX.getThreadAllocatedBytes(thread);
+                long cpu = MX.getCurrentThreadCpuTime();
+                int n = 0;
+                while (MX.getCurrentThreadCpuTime() - cpu < 300_000_000L) { // about 0.3 s of CPU
+                    for (int i = 0; i < 1000; i++) {
+                        sink += e.getValue().run();
+                    }
+                    n += 1000;
+                }
+                ns.get(e.getKey()).add((MX.getCurrentThreadCpuTime() - cpu) / (double) n);
+                bytes.put(e.getKey(), (MX.getThreadAllocatedBytes(thread) - allocated) / (double) n);
+            }
+        }
+        System.out.printf("%s %s: CPU ns/op, median (min..max) of %d rounds; B/op (last round)   [checksum %d]%n",
+            args[0], args[1], rounds, sink & 0xFF);
+        for (Map.Entry<String, List<Double>> e : ns.entrySet()) {
+            double[] v = e.getValue().stream().mapToDouble(Double::doubleValue).sorted().toArray();
+            System.out.printf("  %-20s %8.1f  (%.1f..%.1f)  %8.1f B/op%n", e.getKey(), v[v.length / 2], v[0], v[v.length - 1],
+                bytes.get(e.getKey()));
+        }
+    }
+
+    private static long loop(Op op, long cpuNanos) throws Throwable {
+        long sink = 0;
+        long start = MX.getCurrentThreadCpuTime();
+        while (MX.getCurrentThreadCpuTime() - start < cpuNanos) {
+            for (int i = 0; i < 1000; i++) {
+                sink += op.run();
+            }
+        }
+        return sink;
+    }
+}
