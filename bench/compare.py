@@ -61,7 +61,8 @@ WORKLOADS = {
     "produce-128b-64t": dict(mode="produce", topic="bench_128b", size=128, args=["--threads", "64"]),
     "produce-100k-4t": dict(mode="produce", topic="bench_100k", size=102400, args=["--threads", "4"]),
     "consume-1k": dict(mode="consume", topic="bench_backlog", size=1024, args=[]),
-    "latency-1k-half": dict(mode="latency", topic=None, size=1024, args=["--threads", "64"]),
+    "latency-1k-half": dict(mode="latency", topic=None, size=1024, args=["--threads", "64", "--no-e2e"]),
+    "e2e-1k-half": dict(mode="latency", topic=None, size=1024, args=["--threads", "64"]),
 }
 
 SERVICES = []  # started services, stopped in reverse order at exit
@@ -460,7 +461,7 @@ class Bench:
                 log(f"latency runs at {rate:,.0f} msg/s")
                 for r in range(1, a.rounds + 1):
                     for t in a.targets:
-                        topic = f"bench_lat_r{r}_{t}"
+                        topic = f"bench_{wl.split('-')[0]}_r{r}_{t}"
                         self.run(wl, t, TARGETS[t], "latency",
                                  ["--topic", topic, "--queues", str(QUEUES), "--admin-namesrv", DIRECT,
                                   "--size", "1024", "--rate", f"{rate:.0f}", "--duration", f"{a.duration}s",
@@ -784,10 +785,13 @@ def summarize(results, a):
             d, g, p = (agg.get((wl, t)) for t in ("direct", "gateway", "proxy"))
             if d and g:
                 lines.append("")
-                lines.append(f"{wl}: added send p99 gateway - direct = {(g['p99'] - d['p99']) / 1000:.2f} ms"
-                             + (f", proxy - direct = {(p['p99'] - d['p99']) / 1000:.2f} ms" if p else "")
-                             + "; end-to-end p99 (born to receipt, ms resolution) direct/gateway/proxy = "
-                             + "/".join(fmt(x["e2eP99"] if x else None, "ms") for x in (d, g, p)) + " ms")
+                lines.append(f"{wl}: added send p50/p99 gateway - direct = {(g['p50'] - d['p50']) / 1000:.2f}/"
+                             f"{(g['p99'] - d['p99']) / 1000:.2f} ms"
+                             + (f", proxy - direct = {(p['p50'] - d['p50']) / 1000:.2f}/{(p['p99'] - d['p99']) / 1000:.2f} ms"
+                                if p else "")
+                             + ("; end-to-end p99 (born to receipt, ms resolution) direct/gateway/proxy = "
+                                + "/".join(fmt(x["e2eP99"] if x else None, "ms") for x in (d, g, p)) + " ms"
+                                if d.get("e2eP99") is not None else ""))
         lines.append("")
         lines.append("CPU per message (median, microseconds; warm-up included; consume: per message received):")
         lines.append("")
@@ -862,12 +866,21 @@ def machine():
         info["loadavgStart"] = open("/proc/loadavg").read().strip()
     except Exception:
         pass
-    try:
-        info["rmqgwCommit"] = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                                             text=True, timeout=10).stdout.strip()
-    except Exception:
-        pass
     return info
+
+
+def describe_build(home):
+    """The commit of the rmqgw build under test, and whether its work tree differs from it."""
+    try:
+        commit = subprocess.run(["git", "-C", home, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                timeout=10).stdout.strip()
+        if not commit:
+            return "unknown (not a git checkout)"
+        dirty = subprocess.run(["git", "-C", home, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=30).stdout.strip()
+        return commit + (" with uncommitted changes" if dirty else "")
+    except Exception:
+        return "unknown"
 
 
 def main():
@@ -921,6 +934,7 @@ def main():
 
     info = machine()
     info["args"] = {k: v for k, v in vars(a).items()}
+    info["rmqgwBuild"] = describe_build(a.rmqgw_home)
     info["networkNamespace"] = bool(os.environ.get("RMQGW_BENCH_IN_NETNS"))
     log(f"output: {a.out}")
     log(f"machine: {info.get('nproc')} x {info.get('cpu')}, {info.get('java')}, load {info.get('loadavgStart')}")

@@ -77,6 +77,10 @@ final class ConsumeRun {
             expected > 0 ? String.format("%,d expected", expected) : "until --duration or --idle-timeout");
         out.flush();
         Progress progress = null;
+        // why the run ended: everything expected arrived (then the last receipt ends the measurement), or
+        // not (duration, a stall, --timeout: then the whole time until the end counts)
+        boolean complete = false;
+        long stoppedAt;
         try {
             while (true) {
                 long now = System.nanoTime();
@@ -96,6 +100,7 @@ final class ConsumeRun {
                     }
                 } else {
                     if (expected > 0 && received.sum() >= expected) {
+                        complete = true;
                         break;
                     }
                     if (t.phaseAt(now) == Tally.Phase.DONE) {
@@ -103,12 +108,15 @@ final class ConsumeRun {
                     }
                     if (now - lastReceipt.get() > s.idleTimeout().toNanos()) {
                         out.printf("bench: nothing arrived for %s, stopping%n", Durations.format(s.idleTimeout()));
+                        // without an expected count, silence means the backlog is drained
+                        complete = expected == 0;
                         break;
                     }
                 }
                 Thread.sleep(20);
             }
         } finally {
+            stoppedAt = System.nanoTime();
             if (progress != null) {
                 progress.close();
             }
@@ -118,6 +126,7 @@ final class ConsumeRun {
         if (t == null) {
             t = new Tally(begin, 0, 1, 0);
         }
-        return new BenchResult(s, Clients.version(), startedAt, t.summary(), null, 0, 0, expected);
+        long end = complete ? Long.MIN_VALUE : Math.min(stoppedAt, t.measureEndNanos());
+        return new BenchResult(s, Clients.version(), startedAt, t.summary(end), null, 0, 0, expected);
     }
 }

@@ -106,7 +106,9 @@ final class ProduceRun {
                     unfinished = s.window() - window.availablePermits();
                 }
             }
-            return new BenchResult(s, Clients.version(), startedAt, tally.summary(), null, late.sum(), unfinished,
+            // duration mode: the measurement spans the whole duration even if nothing completed at its end
+            long end = s.count() > 0 ? Long.MIN_VALUE : tally.measureEndNanos();
+            return new BenchResult(s, Clients.version(), startedAt, tally.summary(end), null, late.sum(), unfinished,
                 s.count());
         }
     }

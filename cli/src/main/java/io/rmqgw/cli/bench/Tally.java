@@ -147,13 +147,22 @@ public final class Tally {
 
     /** The results so far; call once the recording threads are done for exact figures. */
     public Summary summary() {
+        return summary(Long.MIN_VALUE);
+    }
+
+    /**
+     * The results, the measured time running at least to {@code endNanos}: a run that ended because its
+     * duration passed (or because it gave up waiting) counts the whole time, including a stall at its end in
+     * which nothing completed, not just up to the last completion.
+     */
+    public Summary summary(long endNanos) {
         Histogram merged = new Histogram();
         synchronized (histograms) {
             for (Histogram h : histograms) {
                 merged.add(h);
             }
         }
-        long last = lastMeasuredEnd.get();
+        long last = Math.max(lastMeasuredEnd.get(), endNanos);
         long measuredNanos = last == Long.MIN_VALUE ? 0 : Math.max(0, last - measureStart);
         Map<String, Long> reasons = new LinkedHashMap<>();
         errorsByReason.entrySet().stream()

@@ -57,6 +57,20 @@ class TallyTest {
     }
 
     @Test
+    void aStallAtTheEndCountsWhenTheRunEndsByItsDuration() {
+        Tally t = new Tally(0, S, 20 * S, 0);
+        // everything completed 12 s into the measurement, then nothing until the duration ends
+        for (int i = 0; i < 100; i++) {
+            t.success(Tally.Phase.MEASURE, 13 * S, 1_000);
+        }
+        assertEquals(12.0, t.summary().measuredSeconds(), 1e-9);
+        assertEquals(20.0, t.summary(t.measureEndNanos()).measuredSeconds(), 1e-9);
+        assertEquals(5.0, t.summary(t.measureEndNanos()).tps(), 1e-9);
+        // an end before the last completion changes nothing
+        assertEquals(12.0, t.summary(5 * S).measuredSeconds(), 1e-9);
+    }
+
+    @Test
     void countModeHandsOutExactlyCountTickets() {
         Tally t = new Tally(0, 0, Long.MAX_VALUE, 3);
         assertEquals(Tally.Phase.MEASURE, t.phaseAt(S));
