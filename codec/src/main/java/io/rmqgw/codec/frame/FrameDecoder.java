@@ -1,6 +1,7 @@
 package io.rmqgw.codec.frame;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
@@ -10,13 +11,25 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
  * Splits a byte stream into {@link RemotingFrame}s. Each frame is a retained slice of the
- * cumulation buffer (no copy) whose envelope has been read; anything that cannot be a remoting
+ * cumulation buffer (no copy) whose envelope has been read. Reads a small frame spans are merged
+ * into one buffer; the reads of a large one ({@link #LARGE_FRAME_LENGTH}) are chained in a composite
+ * instead, so its bytes are copied only by the socket. Anything that cannot be a remoting
  * frame raises a {@link MalformedFrameException} naming the reason, and the pipeline closes the
  * connection. After that every further byte is discarded: framing is lost.
  */
 public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
 
     public static final int DEFAULT_MAX_FRAME_LENGTH = 16 * 1024 * 1024;
+
+    /**
+     * From this frame length on, the reads a frame spans are chained, not merged: copying a 100 KiB
+     * send into one buffer costs as much as the socket copy it follows, while a small frame is cheaper
+     * to read from one contiguous buffer.
+     */
+    public static final int LARGE_FRAME_LENGTH = 32 * 1024;
+
+    /** Chains reads for a large frame (see {@link #LARGE_FRAME_LENGTH}), merges them otherwise. */
+    static final Cumulator FRAME_CUMULATOR = FrameDecoder::cumulate;
 
     private final int maxFrameLength;
     private boolean corrupted;
@@ -26,6 +39,15 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
         // unchanged frame is forwarded byte for byte
         super(maxFrameLength, 0, 4, 0, 0, true);
         this.maxFrameLength = maxFrameLength;
+        setCumulator(FRAME_CUMULATOR);
+    }
+
+    private static ByteBuf cumulate(ByteBufAllocator alloc, ByteBuf cumulation, ByteBuf in) {
+        // the cumulation starts at the first frame not yet complete: its length prefix says how big it is
+        return cumulation.readableBytes() >= 4
+            && cumulation.getInt(cumulation.readerIndex()) >= LARGE_FRAME_LENGTH - 4
+            ? COMPOSITE_CUMULATOR.cumulate(alloc, cumulation, in)
+            : MERGE_CUMULATOR.cumulate(alloc, cumulation, in);
     }
 
     /**

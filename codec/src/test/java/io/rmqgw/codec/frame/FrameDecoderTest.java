@@ -189,6 +189,46 @@ class FrameDecoderTest {
     }
 
     @Test
+    void chainsTheReadsOfALargeFrameAndMergesThoseOfASmallOne() throws Exception {
+        byte[] large = RemotingFixtures.fastEncode(RemotingFixtures.sendRequest(SerializeType.JSON, randomBytes(100 * 1024)));
+        byte[] small = RemotingFixtures.fastEncode(RemotingFixtures.sendRequest(SerializeType.ROCKETMQ, randomBytes(900)));
+        List<byte[]> frames = List.of(small, small, large, small, large, small);
+        byte[] stream = concat(frames.toArray(new byte[0][]));
+        // reads as a socket delivers them: up to 64 KiB each, at odd offsets
+        Random random = new Random(7);
+        for (int round = 0; round < 20; round++) {
+            EmbeddedChannel channel = decoderChannel();
+            List<RemotingFrame> decoded = new ArrayList<>();
+            for (int at = 0; at < stream.length; ) {
+                int n = Math.min(stream.length - at, 1 + random.nextInt(round % 2 == 0 ? 600 : 64 * 1024));
+                channel.writeInbound(pooled(java.util.Arrays.copyOfRange(stream, at, at + n)));
+                at += n;
+                decoded.addAll(readAll(channel));
+            }
+            try {
+                // a chained frame is several buffers (one per read it spans); a merged one is one. Small
+                // frames that share reads with a large one's tail may be chained too: only those before count
+                assertEquals(1, decoded.get(0).content().nioBufferCount(), "a small frame is read from one buffer");
+                assertEquals(1, decoded.get(1).content().nioBufferCount(), "a small frame is read from one buffer");
+                assertTrue(decoded.stream().anyMatch(f -> f.content().nioBufferCount() > 1),
+                    "a large frame spanning reads is chained, not copied");
+            } catch (AssertionError e) {
+                decoded.forEach(RemotingFrame::release);
+                channel.finishAndReleaseAll();
+                throw e;
+            }
+            assertSameFrames(frames, decoded);
+            assertFalse(channel.finishAndReleaseAll());
+        }
+    }
+
+    private static byte[] randomBytes(int n) {
+        byte[] b = new byte[n];
+        new Random(n).nextBytes(b);
+        return b;
+    }
+
+    @Test
     void waitsForTheRestOfAFrame() {
         byte[] wire = RemotingFixtures.fastEncode(RemotingFixtures.sendRequest(SerializeType.ROCKETMQ, new byte[64]));
         EmbeddedChannel channel = decoderChannel();
