@@ -3,7 +3,6 @@ package io.rmqgw.benchmarks;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.handler.codec.ByteToMessageDecoder;
 import io.rmqgw.codec.frame.FrameDecoder;
 import io.rmqgw.codec.frame.RemotingFrame;
 import java.util.concurrent.TimeUnit;
@@ -51,9 +50,7 @@ public class LargeFrameBenchmark {
     public void setUp() {
         wire = Wire.bytes(Wire.frame(Wire.sendV2(new byte[bodySize]), SerializeType.ROCKETMQ));
         framed = new EmbeddedChannel(new FrameDecoder(FrameDecoder.DEFAULT_MAX_FRAME_LENGTH));
-        FrameDecoder mergeOnly = new FrameDecoder(FrameDecoder.DEFAULT_MAX_FRAME_LENGTH);
-        mergeOnly.setCumulator(ByteToMessageDecoder.MERGE_CUMULATOR);
-        merged = new EmbeddedChannel(mergeOnly);
+        merged = new EmbeddedChannel(new FrameDecoder(FrameDecoder.DEFAULT_MAX_FRAME_LENGTH, Integer.MAX_VALUE));
         if (framed() != merged()) {
             throw new IllegalStateException("the two decoders disagree");
         }

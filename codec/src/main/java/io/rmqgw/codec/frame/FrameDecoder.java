@@ -1,7 +1,6 @@
 package io.rmqgw.codec.frame;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
@@ -28,26 +27,22 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
      */
     public static final int LARGE_FRAME_LENGTH = 32 * 1024;
 
-    /** Chains reads for a large frame (see {@link #LARGE_FRAME_LENGTH}), merges them otherwise. */
-    static final Cumulator FRAME_CUMULATOR = FrameDecoder::cumulate;
-
     private final int maxFrameLength;
+    private final int chainFrom;
     private boolean corrupted;
+    private boolean chaining;
 
     public FrameDecoder(int maxFrameLength) {
+        this(maxFrameLength, LARGE_FRAME_LENGTH);
+    }
+
+    /** With reads chained from frames of {@code chainFrom} bytes on ({@code Integer.MAX_VALUE}: never). */
+    public FrameDecoder(int maxFrameLength, int chainFrom) {
         // length field at 0, 4 bytes, counts what follows it; the frame keeps its prefix so an
         // unchanged frame is forwarded byte for byte
         super(maxFrameLength, 0, 4, 0, 0, true);
         this.maxFrameLength = maxFrameLength;
-        setCumulator(FRAME_CUMULATOR);
-    }
-
-    private static ByteBuf cumulate(ByteBufAllocator alloc, ByteBuf cumulation, ByteBuf in) {
-        // the cumulation starts at the first frame not yet complete: its length prefix says how big it is
-        return cumulation.readableBytes() >= 4
-            && cumulation.getInt(cumulation.readerIndex()) >= LARGE_FRAME_LENGTH - 4
-            ? COMPOSITE_CUMULATOR.cumulate(alloc, cumulation, in)
-            : MERGE_CUMULATOR.cumulate(alloc, cumulation, in);
+        this.chainFrom = chainFrom;
     }
 
     /**
@@ -69,13 +64,30 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
         }
         try {
             ByteBuf frame = extractFrame(ctx, in);
-            return frame == null ? null : parse(frame);
+            if (frame == null) {
+                awaitRestOf(in);
+                return null;
+            }
+            return parse(frame);
         } catch (MalformedFrameException e) {
             // framing is lost: whatever follows (more reads before the close completes, the bytes
             // decoded again when the channel goes inactive) must not be read as frames
             corrupted = true;
             in.skipBytes(in.readableBytes());
             throw e;
+        }
+    }
+
+    /**
+     * Picks how the next reads join {@code in}, which now starts at a frame not yet whole: chained if
+     * that frame is large, merged otherwise. Swapping Netty's own cumulators (rather than wrapping
+     * them) keeps the per-read call as short as before.
+     */
+    private void awaitRestOf(ByteBuf in) {
+        boolean large = in.readableBytes() >= 4 && in.getInt(in.readerIndex()) >= chainFrom - 4;
+        if (large != chaining) {
+            chaining = large;
+            setCumulator(large ? COMPOSITE_CUMULATOR : MERGE_CUMULATOR);
         }
     }
 

@@ -222,6 +222,20 @@ class FrameDecoderTest {
         }
     }
 
+    @Test
+    void mergesEveryFrameWhenChainingIsOff() throws Exception {
+        byte[] large = RemotingFixtures.fastEncode(RemotingFixtures.sendRequest(SerializeType.ROCKETMQ, randomBytes(100 * 1024)));
+        EmbeddedChannel channel = new EmbeddedChannel(new FrameDecoder(FrameDecoder.DEFAULT_MAX_FRAME_LENGTH, Integer.MAX_VALUE));
+        for (int at = 0; at < large.length; at += 64 * 1024) {
+            channel.writeInbound(pooled(java.util.Arrays.copyOfRange(large, at, Math.min(large.length, at + 64 * 1024))));
+        }
+        List<RemotingFrame> decoded = readAll(channel);
+        int buffers = decoded.isEmpty() ? -1 : decoded.get(0).content().nioBufferCount();
+        assertSameFrames(List.of(large), decoded);
+        assertEquals(1, buffers);
+        assertFalse(channel.finishAndReleaseAll());
+    }
+
     private static byte[] randomBytes(int n) {
         byte[] b = new byte[n];
         new Random(n).nextBytes(b);
