@@ -17,6 +17,11 @@ During the 64-thread run the gateway's memory is sampled from its admin port eve
 gateways, upstream.header-encoding rocketmq and preserve (and directly, for reference); broker CPU
 time per 100k messages from /proc/BROKER/stat before and after each run, and the ratio.
 
+--only soak (not part of the default run): one gateway (-Dio.netty.leakDetection.level=advanced, a GC log) under
+produce-128b-64t and a push consumer of the same topic at once for --soak-duration (default 10m); its memory
+every 10 s, its live heap after a forced full GC (jcmd GC.run) at 1 minute and near the end, and the count of
+Netty leak reports ("LEAK:") in its log; a verdict on growth and leaks.
+
 All output (per-run JSON and logs, server logs, summary.md, summary.json, the gateway profile) goes
 to --out (default: a new directory under /tmp); the broker's store is removed at the end unless --keep.
 """
@@ -64,6 +69,15 @@ WORKLOADS = {
     "latency-1k-half": dict(mode="latency", topic=None, size=1024, args=["--threads", "64", "--no-e2e"]),
     "e2e-1k-half": dict(mode="latency", topic=None, size=1024, args=["--threads", "64"]),
 }
+
+SOAK_TOPIC = "bench_soak"
+SOAK_SETUP = 100  # messages the soak topic is created with; its consumer (from the first offset) receives them too
+SOAK_INTERVAL = 10.0  # seconds between memory samples
+SOAK_GC_AT = 60.0  # the first forced GC (the baseline), seconds into the load
+SOAK_HEAP_GROWTH = 16 * 1048576  # growth: live heap at the end above the baseline by more than this
+SOAK_POOLED_GROWTH = 32 * 1048576  # or pooled direct memory at the end above twice the baseline and above this
+SOAK_RULE = ("growth = live heap at the end > live heap at 1 min + 16 MiB, or Netty pooled direct at the end > 2 x its"
+             " value at 1 min and > 32 MiB")
 
 SERVICES = []  # started services, stopped in reverse order at exit
 
@@ -241,6 +255,7 @@ class Bench:
         self.results = []  # every run's record
         self.deadline = time.time() + a.max_runtime
         self.restarts = []
+        self.soak_record = None
 
     # -- servers
 
@@ -516,6 +531,72 @@ class Bench:
             for name, ns in targets:
                 self.run("broker-effect", name, ns, "produce", args, r, client="4.9.7")
 
+    def soak(self):
+        """--only soak: produce-128b-64t and a push consumer of the same topic through one gateway at once for
+        --soak-duration; the gateway's memory every 10 s, its live heap after forced full GCs (1 minute in, and
+        10 s before the load ends, so that the traffic after it brings out Netty's reports of what it collected),
+        leak reports and error counters at the end."""
+        a = self.a
+        d = a.soak_duration
+        gc_log = os.path.join(self.out, "gateway-gc.log")
+        a.gateway_java_opts = f"-Dio.netty.leakDetection.level=advanced -Xlog:gc:file={gc_log} {a.gateway_java_opts}".strip()
+        gw = self.start_gateway("rocketmq")
+        topic = SOAK_TOPIC
+        self.run("setup", topic, DIRECT, "produce",
+                 ["--topic", topic, "--queues", str(QUEUES), "--count", str(SOAK_SETUP), "--warmup", "0s", "--threads", "4",
+                  "--size", "128"], 0, record=False)
+        spec = WORKLOADS["produce-128b-64t"]
+        first = SOAK_GC_AT if a.warmup + d - 10 >= SOAK_GC_AT + 15 else (a.warmup + d) / 2  # a short soak: halfway
+        sampler = SoakSampler(gw, gc_log, {"oneMinute": first, "end": max(first + 1, a.warmup + d - 10)})
+        tag = "soak-consume.r1.gateway"
+        c_json = os.path.join(self.runs_dir, tag + ".json")
+        c_log = os.path.join(self.runs_dir, tag + ".log")
+        c_cmd = self.bench_cmd("5.4.0") + [
+            "consume", "--namesrv", GW, "--label", "gateway", "--json", c_json,
+            "--log-dir", os.path.join(self.work, "client-logs", tag), "--topic", topic, "--size", "128",
+            "--warmup", f"{a.warmup}s", "--duration", f"{d + 60}s", "--idle-timeout", "20s"]
+        c_limit = int(a.warmup + d + 300)
+        log(f"soak: {d:.0f}s of produce-128b-64t and a push consumer on {topic} through the gateway at once "
+            f"(memory every {SOAK_INTERVAL:.0f}s, forced GCs at {sampler.gc_at['oneMinute']:.0f}s and "
+            f"{sampler.gc_at['end']:.0f}s)")
+        with open(c_log, "wb") as lf:
+            lf.write((" ".join(c_cmd) + "\n").encode())
+            lf.flush()
+            consumer = subprocess.Popen(["timeout", "-k", "10s", f"{c_limit}s"] + c_cmd, stdout=lf, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, env=dict(self.env, JAVA_OPTS="-Xms512m -Xmx512m"),
+                                        start_new_session=True)
+        try:
+            rec = self.run("soak-produce", "gateway", GW, "produce",
+                           ["--topic", topic, "--size", str(spec["size"]), "--duration", f"{d}s", "--warmup", f"{a.warmup}s",
+                            *spec["args"]], 1, record=False, sampler=sampler, limit=a.warmup + d + 240)
+            if "end" not in sampler.gcs:  # the load ended early
+                sampler.gcs["end"] = sampler.force_gc("end")
+            try:
+                consumer.wait(timeout=c_limit + 30)
+            except subprocess.TimeoutExpired:
+                pass
+        finally:
+            if consumer.poll() is None:
+                try:
+                    os.killpg(consumer.pid, signal.SIGTERM)
+                    consumer.wait(timeout=20)
+                except (ProcessLookupError, subprocess.TimeoutExpired):
+                    pass
+        sampler.gcs["idle"] = sampler.force_gc("idle")  # after the load: what the gateway keeps when idle
+        try:
+            with open(c_json) as f:
+                received = json.load(f)
+        except (OSError, ValueError):
+            received = None
+            log(f"soak consumer rc={consumer.returncode}: no summary; see {c_log}\n{tail(c_log, 15)}")
+        self.soak_record = soak_record(a, gw, sampler, rec, received, consumer.returncode)
+        with open(os.path.join(self.out, "soak-memory.csv"), "w") as f:
+            keys = ["t", "heapUsed", "nettyPooledDirect", "nettyPooledHeap", "jvmDirectBuffers", "rss", "gc", "liveHeap"]
+            f.write(",".join(keys) + "\n")
+            rows = sampler.series + [dict(g, gc=n) for n, g in sampler.gcs.items()]
+            for row in sorted(rows, key=lambda r: r["t"]):
+                f.write(",".join("" if row.get(k) is None else str(row[k]) for k in keys) + "\n")
+
 
 # ---------------------------------------------------------------------------------------------- memory
 
@@ -576,6 +657,95 @@ class MemorySampler:
         except Exception:
             pass
         return res
+
+
+class SoakSampler(MemorySampler):
+    """The gateway's memory every SOAK_INTERVAL during the soak (admin /metrics, /proc/PID/status), and its live heap
+    after a forced full GC (jcmd GC.run) at the given seconds after the start, read from its GC log."""
+
+    FULL_GC = re.compile(r"Pause Full \((.+?)\) (\d+)([KMG])->(\d+)([KMG])\(")
+    UNIT = {"K": 1024, "M": 1048576, "G": 1073741824}
+
+    def __init__(self, service, gc_log, gc_at):
+        super().__init__(service)
+        self.gc_log = gc_log
+        self.gc_at = gc_at  # name -> seconds after start
+        self.series = []  # a sample every SOAK_INTERVAL
+        self.gcs = {}  # name -> the sample right after that forced GC, with liveHeap
+        self.t0 = time.time()
+
+    def start(self):
+        self.t0 = time.time()
+        super().start()
+
+    def _loop(self):
+        next_sample = 0.0
+        while not self._stop.is_set():
+            now = time.time() - self.t0
+            for name, at in self.gc_at.items():
+                if name not in self.gcs and now >= at:
+                    self.gcs[name] = self.force_gc(name)
+            if now >= next_sample:
+                self.series.append(self.sample())
+                next_sample += SOAK_INTERVAL
+            due = [next_sample] + [at for name, at in self.gc_at.items() if name not in self.gcs]
+            self._stop.wait(max(0.05, min(due) - (time.time() - self.t0)))
+
+    def sample(self):
+        row = {"t": round(time.time() - self.t0, 1)}
+        try:
+            with urllib.request.urlopen(self.service.admin + "/metrics", timeout=2) as r:
+                text = r.read().decode()
+            for k, rx in self.SERIES.items():
+                vals = [float(v) for v in rx.findall(text)]
+                if vals:
+                    row[k] = int(sum(vals))
+                    self.peaks[k] = max(self.peaks.get(k, 0.0), sum(vals))
+            self.samples += 1
+        except Exception:
+            pass
+        row["heapUsed"] = row.pop("jvmHeapUsed", None)
+        try:
+            with open(f"/proc/{self.service.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS"):
+                        row["rss"] = int(line.split(":")[1].split()[0]) * 1024
+        except OSError:
+            pass
+        return row
+
+    def full_gcs(self):
+        """(heap before, heap after) of every full GC in the GC log so far, in bytes."""
+        try:
+            with open(self.gc_log) as f:
+                text = f.read()
+        except OSError:
+            return []
+        return [(int(m.group(2)) * self.UNIT[m.group(3)], int(m.group(4)) * self.UNIT[m.group(5)])
+                for m in self.FULL_GC.finditer(text)]
+
+    def force_gc(self, name):
+        before = len(self.full_gcs())
+        t = round(time.time() - self.t0, 1)
+        ok = jcmd_ok(self.service.pid, "GC.run")
+        row = self.sample()
+        row["t"] = t
+        row["gcOk"] = ok
+        deadline = time.time() + 5
+        gcs = self.full_gcs()
+        while len(gcs) <= before and time.time() < deadline:
+            time.sleep(0.1)
+            gcs = self.full_gcs()
+        if len(gcs) > before:
+            row["heapBeforeGc"], row["liveHeap"] = gcs[-1]
+        else:  # no GC log line: the heap used right after (an upper bound)
+            row["liveHeap"] = row.get("heapUsed")
+            row["liveHeapFrom"] = "heap used after jcmd GC.run (no full GC in the GC log)"
+        live = row.get("liveHeap")
+        log(f"soak: forced GC '{name}' at {t:.0f}s: live heap "
+            + (f"{live / 1048576:.1f} MiB" if live is not None else "unknown")
+            + (f", Netty pooled direct {row['nettyPooledDirect'] / 1048576:.1f} MiB" if "nettyPooledDirect" in row else ""))
+        return row
 
 
 # ---------------------------------------------------------------------------------------------- profile
@@ -849,6 +1019,124 @@ def summarize(results, a):
     return md, {f"{wl}|{t}": v for (wl, t), v in agg.items()}
 
 
+def soak_record(a, gw, sampler, produced, received, consumer_rc):
+    """The soak's figures (summary.json "soak") from its produce run, its consumer, the sampler and the gateway's log."""
+    b = produced.get("bench") if produced else None
+    r = {"durationSeconds": a.soak_duration, "warmupSeconds": a.warmup, "topic": SOAK_TOPIC, "queues": QUEUES,
+         "gatewayJavaOpts": f"-Xms256m -Xmx256m -XX:+UseG1GC {a.gateway_java_opts}".strip(),
+         "produce": {"rc": produced.get("rc"), "log": produced.get("log")} if produced else None,
+         "consume": {"rc": consumer_rc}, "rule": SOAK_RULE, "gcAt": sampler.gc_at, "gcs": sampler.gcs,
+         "samples": len(sampler.series), "gatewayAlive": gw.proc.poll() is None}
+    if b:
+        r["produce"].update(sent=b["ok"] + b["warmupOk"], errors=b["errors"] + b["warmupErrors"], tps=b["tps"],
+                            warmupErrors=b["warmupErrors"], errorsByReason=b.get("errorsByReason"),
+                            p99Ms=b["latencyUs"]["p99"] / 1000)
+    if received:
+        r["consume"].update(received=max(0, received["ok"] + received["warmupOk"] - SOAK_SETUP),
+                            errors=received["errors"] + received["warmupErrors"], tps=received["tps"])
+    peaks = {}
+    for row in sampler.series + list(sampler.gcs.values()):
+        for k in ("heapUsed", "nettyPooledDirect", "nettyPooledHeap", "jvmDirectBuffers", "rss"):
+            if row.get(k) is not None:
+                peaks[k] = max(peaks.get(k, 0), row[k])
+    try:
+        with open(f"/proc/{gw.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM"):
+                    peaks["VmHWM"] = int(line.split(":")[1].split()[0]) * 1024
+    except OSError:
+        pass
+    r["peaks"] = peaks
+    # Netty's leak reports, and what else the gateway logged at WARN or ERROR
+    leaks, errors, warns = 0, [], []
+    try:
+        with open(gw.logfile, errors="replace") as f:
+            for line in f:
+                if "LEAK:" in line:
+                    leaks += 1
+                if " ERROR " in line:
+                    errors.append(line.strip())
+                elif " WARN " in line:
+                    warns.append(line.strip())
+    except OSError:
+        pass
+    r["leakReports"] = leaks
+    r["logErrors"] = {"count": len(errors), "first": errors[:5]}
+    r["logWarnings"] = {"count": len(warns), "first": warns[:5]}
+    # the gateway's own error counters: rmqgw_ series named *error*, *closed* or *fail*, and requests answered with an error
+    counters = {}
+    try:
+        with urllib.request.urlopen(gw.admin + "/metrics", timeout=5) as resp:
+            text = resp.read().decode()
+        with open(os.path.join(a.out, "gateway-metrics-end.txt"), "w") as f:
+            f.write(text)
+        for line in text.splitlines():
+            m = re.match(r"^(rmqgw_[A-Za-z0-9_]+)(\{[^}]*\})?\s+(\S+)", line)
+            if m and (re.search(r"error|closed|fail", m.group(1)) or re.search(r"error", m.group(2) or "", re.I)):
+                counters[m.group(1) + (m.group(2) or "")] = float(m.group(3))
+    except Exception as e:
+        counters = {"unavailable": str(e)}
+    r["errorCounters"] = counters
+    one, end = sampler.gcs.get("oneMinute", {}), sampler.gcs.get("end", {})
+    problems = []
+    if one.get("liveHeap") is None or end.get("liveHeap") is None:
+        problems.append("live heap not measured (see gcs in summary.json)")
+    elif end["liveHeap"] > one["liveHeap"] + SOAK_HEAP_GROWTH:
+        problems.append(f"live heap grew by {(end['liveHeap'] - one['liveHeap']) / 1048576:.1f} MiB")
+    pd1, pd2 = one.get("nettyPooledDirect"), end.get("nettyPooledDirect")
+    if pd1 is not None and pd2 is not None and pd2 > 2 * pd1 and pd2 > SOAK_POOLED_GROWTH:
+        problems.append(f"Netty pooled direct grew from {pd1 / 1048576:.1f} to {pd2 / 1048576:.1f} MiB")
+    if leaks:
+        problems.append(f"{leaks} leak report{'s' if leaks > 1 else ''}")
+    if not r["gatewayAlive"]:
+        problems.append(f"the gateway exited (rc {gw.proc.returncode})")
+    r["verdict"] = "no growth and no leak reports" if not problems else "; ".join(problems)
+    return r
+
+
+def soak_summary(r):
+    """The soak section of summary.md."""
+    def mib(v):
+        return "-" if v is None else f"{v / 1048576:.1f} MiB"
+
+    p, c, g, pk = r.get("produce") or {}, r.get("consume") or {}, r["gcs"], r["peaks"]
+    one, end, idle = g.get("oneMinute", {}), g.get("end", {}), g.get("idle", {})
+    diff = (end["liveHeap"] - one["liveHeap"]) if one.get("liveHeap") is not None and end.get("liveHeap") is not None else None
+    nonzero = {k: v for k, v in r["errorCounters"].items() if not isinstance(v, float) or v}
+    send_errors = (f" ({p['warmupErrors']} in the warm-up)" if p.get("warmupErrors") else "") \
+        + (f" {p['errorsByReason']}" if p.get("errorsByReason") else "")
+    lines = [
+        f"Soak: {r['durationSeconds']:.0f} s through the gateway ({r['gatewayJavaOpts']}): produce-128b-64t and a push "
+        f"consumer of the same topic ({r['topic']}, {r['queues']} queues) at once",
+        "",
+        f"- messages: {p.get('sent', 0):,} sent ({fmt(p.get('tps'), 'tps')} msg/s after the {r['warmupSeconds']:.0f} s warm-up, "
+        f"p99 {p['p99Ms']:.2f} ms), "
+        + (f"{c['received']:,} received ({fmt(c.get('tps'), 'tps')} msg/s; the topic's {SOAK_SETUP} setup messages not"
+           " counted)" if "received" in c else "no consumer summary")
+        + f"; errors: {p.get('errors', '-')} send{send_errors}, {c.get('errors', '-')} receive; load generator rc "
+        f"{p.get('rc')}/{c.get('rc')}" if "p99Ms" in p else
+        f"- messages: no produce summary (rc {p.get('rc')}; see {p.get('log')})",
+        f"- live heap after a forced full GC (jcmd GC.run, under load; GC log, 1 MiB resolution): at 1 min ({one.get('t', '-')} s) "
+        f"{mib(one.get('liveHeap'))}, at the end ({end.get('t', '-')} s) {mib(end.get('liveHeap'))}, difference "
+        + ("-" if diff is None else f"{diff / 1048576:+.1f} MiB") + f"; after the load (idle) {mib(idle.get('liveHeap'))}",
+        f"- Netty pooled direct at those GCs: {mib(one.get('nettyPooledDirect'))}, {mib(end.get('nettyPooledDirect'))}, "
+        f"idle {mib(idle.get('nettyPooledDirect'))}",
+        f"- peaks ({r['samples']} samples every {SOAK_INTERVAL:.0f} s): heap used {mib(pk.get('heapUsed'))}, Netty pooled direct "
+        f"{mib(pk.get('nettyPooledDirect'))}, Netty pooled heap {mib(pk.get('nettyPooledHeap'))}, JVM direct buffers "
+        f"{mib(pk.get('jvmDirectBuffers'))}, RSS {mib(pk.get('rss'))} (VmHWM {mib(pk.get('VmHWM'))})",
+        f"- leak reports (\"LEAK:\" in the gateway's log): {r['leakReports']}; gateway log: {r['logErrors']['count']} ERROR, "
+        f"{r['logWarnings']['count']} WARN lines",
+        "- gateway error counters (rmqgw_ series named *error*, *closed*, *fail*, or with an error result): "
+        + (", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k}: {v}" for k, v in sorted(nonzero.items()))
+           if nonzero else f"all zero ({len(r['errorCounters'])} series; decode errors and closed connections are exported"
+                           " from their first count on)")
+        + "; all metrics at the end: gateway-metrics-end.txt",
+        f"- rule: {r['rule']}",
+        f"- verdict: {r['verdict']}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 # ---------------------------------------------------------------------------------------------- main
 
 def machine():
@@ -894,7 +1182,10 @@ def main():
     p.add_argument("--workloads", default=",".join(WORKLOADS),
                    help="comma-separated, from: " + ", ".join(WORKLOADS) + " (default all)")
     p.add_argument("--targets", default="direct,gateway,proxy", help="default direct,gateway,proxy")
-    p.add_argument("--only", choices=["three-way", "broker-effect"], help="run one part only (default both)")
+    p.add_argument("--only", choices=["three-way", "broker-effect", "soak"],
+                   help="run one part only (default both three-way and broker-effect; soak runs only when asked for)")
+    p.add_argument("--soak-duration", type=seconds, default=600.0,
+                   help="--only soak: length of the soak's load (default 10m)")
     p.add_argument("--backlog", type=int, default=1_000_000,
                    help="messages of the consume backlog (default 1000000, 1 GiB); each consume run drains it with a new"
                         " group from the first offset, ending when all arrived or after --duration")
@@ -948,7 +1239,10 @@ def main():
             b.start_gateway("rocketmq")
         if three and "proxy" in a.targets:
             b.start_proxy()
-        b.create_topics()
+        if three or effect:
+            b.create_topics()
+        if a.only == "soak":
+            b.soak()
         if three:
             b.three_way()
             if not a.no_profile and "gateway" in a.targets:
@@ -959,10 +1253,13 @@ def main():
         info["seconds"] = time.time() - started
         info["loadavgEnd"] = open("/proc/loadavg").read().strip()
         md, agg = summarize(b.results, a)
+        if b.soak_record:
+            md = (md + "\n" if md.strip() else "") + soak_summary(b.soak_record)
         with open(os.path.join(a.out, "summary.md"), "w") as f:
             f.write(md)
         with open(os.path.join(a.out, "summary.json"), "w") as f:
-            json.dump({"machine": info, "restarts": b.restarts, "medians": agg}, f, indent=1, default=str)
+            json.dump({"machine": info, "restarts": b.restarts, "medians": agg,
+                       **({"soak": b.soak_record} if b.soak_record else {})}, f, indent=1, default=str)
         stop_all()
         if not a.keep:
             shutil.rmtree(os.path.join(b.work, "broker", "store"), ignore_errors=True)

@@ -6,6 +6,7 @@
 #   bench/compare.sh                                  # 20 s per run, 3 rounds, everything
 #   bench/compare.sh --duration 60s --rounds 5 --out /tmp/bench-run
 #   bench/compare.sh --only broker-effect            # issue 3: rocketmq vs preserve, broker CPU
+#   bench/compare.sh --only soak                     # 10 min soak of one gateway: memory growth, Netty leak reports
 #   bench/compare.sh --help
 #
 # Everything it starts (name server, broker, proxy, gateways, load generators) runs in a private network
