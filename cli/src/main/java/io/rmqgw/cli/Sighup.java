@@ -5,8 +5,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * SIGHUP triggers a reload (the JVM would otherwise treat it as a request to stop). Uses
- * {@code sun.misc.Signal}, which JDKs on Unix provide; elsewhere, or with {@code -Xrs}, nothing is installed
- * and the other reload triggers remain.
+ * {@code sun.misc.Signal}, which JDKs on Unix provide; elsewhere, with {@code -Xrs}, or when the process
+ * was started with SIGHUP ignored (nohup), nothing is installed and the other reload triggers remain.
  */
 final class Sighup implements AutoCloseable {
 
@@ -31,6 +31,12 @@ final class Sighup implements AutoCloseable {
                     log.warn("SIGHUP handling failed", e);
                 }
             });
+            if (previous == sun.misc.SignalHandler.SIG_IGN) {
+                // the JVM leaves a signal its parent ignored (nohup does) ignored, whatever handler it is given
+                log.info("SIGHUP is ignored by this process (started under nohup?) and cannot trigger reloads; "
+                    + "use POST /reload or 'rmqgw reload'");
+                return null;
+            }
             return new Sighup(hup, previous);
         } catch (IllegalArgumentException | UnsupportedOperationException | LinkageError | SecurityException e) {
             log.info("SIGHUP cannot trigger reloads here ({}); use POST /reload or 'rmqgw reload'", e.toString());
