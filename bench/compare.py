@@ -438,9 +438,19 @@ class Bench:
 
     def create_topics(self):
         for name in ("bench_1k", "bench_128b", "bench_100k", "bench_backlog"):
-            self.run("setup", name, DIRECT, "produce",
-                     ["--topic", name, "--queues", str(QUEUES), "--count", "100", "--warmup", "0s", "--threads", "4",
-                      "--size", "128"], 0, record=False)
+            self.setup_topic(name, 100)
+
+    def setup_topic(self, name, count):
+        """Creates the topic with QUEUES queues by sending it {count} messages directly; retried while the broker's
+        default topic (TBW102) has no route yet, which a broker only just registered can show for a few seconds."""
+        for attempt in range(1, 6):
+            rec = self.run("setup", name, DIRECT, "produce",
+                           ["--topic", name, "--queues", str(QUEUES), "--count", str(count), "--warmup", "0s",
+                            "--threads", "4", "--size", "128"], 0, record=False)
+            if rec["rc"] == 0 and rec["bench"]:
+                return
+            time.sleep(3)
+        raise SystemExit(f"could not create topic {name}; see the setup logs in {self.runs_dir}")
 
     def three_way(self):
         a = self.a
@@ -490,14 +500,16 @@ class Bench:
         return statistics.median(tps) / 2
 
     def profile(self):
-        """A CPU profile of the gateway during produce-1k-16t (not counted): async-profiler (perf events, kernel
-        frames included) when its library loads, else JFR."""
+        """A CPU profile of the gateway during one produce workload (--profile-workload, not counted): async-profiler
+        (perf events, kernel frames included) when its library loads, else JFR."""
         gw = self.services["gateway"]
         lib = async_profiler_library()
-        args = ["--topic", "bench_1k", "--size", "1024", "--threads", "16", "--warmup", "0s",
+        wl = self.a.profile_workload
+        spec = WORKLOADS[wl]
+        args = ["--topic", spec["topic"], "--size", str(spec["size"]), *spec["args"], "--warmup", "0s",
                 "--duration", f"{self.a.duration}s"]
         if lib and jcmd_ok(gw.pid, "JVMTI.agent_load", lib, '"start,event=cpu,interval=1ms,threads"'):
-            log(f"profiling the gateway (async-profiler, cpu, 1 ms) during produce-1k-16t for {self.a.duration:.0f}s")
+            log(f"profiling the gateway (async-profiler, cpu, 1 ms) during {wl} for {self.a.duration:.0f}s")
             self.run("profile", "gateway", GW, "produce", args, 0, record=False)
             html = os.path.join(self.out, "gateway-profile.html")
             collapsed = os.path.join(self.out, "gateway-profile.collapsed")
@@ -506,7 +518,7 @@ class Bench:
             summary = collapsed_summary(collapsed) if os.path.exists(collapsed) else "no profile written\n"
         else:
             jfr = os.path.join(self.out, "gateway.jfr")
-            log(f"profiling the gateway (JFR, settings=profile) during produce-1k-16t for {self.a.duration:.0f}s")
+            log(f"profiling the gateway (JFR, settings=profile) during {wl} for {self.a.duration:.0f}s")
             jcmd_ok(gw.pid, "JFR.start", "name=rmqgw-bench", "settings=profile")
             self.run("profile", "gateway", GW, "produce", args, 0, record=False)
             jcmd_ok(gw.pid, "JFR.stop", "name=rmqgw-bench", f"filename={jfr}")
@@ -542,9 +554,7 @@ class Bench:
         a.gateway_java_opts = f"-Dio.netty.leakDetection.level=advanced -Xlog:gc:file={gc_log} {a.gateway_java_opts}".strip()
         gw = self.start_gateway("rocketmq")
         topic = SOAK_TOPIC
-        self.run("setup", topic, DIRECT, "produce",
-                 ["--topic", topic, "--queues", str(QUEUES), "--count", str(SOAK_SETUP), "--warmup", "0s", "--threads", "4",
-                  "--size", "128"], 0, record=False)
+        self.setup_topic(topic, SOAK_SETUP)
         spec = WORKLOADS["produce-128b-64t"]
         first = SOAK_GC_AT if a.warmup + d - 10 >= SOAK_GC_AT + 15 else (a.warmup + d) / 2  # a short soak: halfway
         sampler = SoakSampler(gw, gc_log, {"oneMinute": first, "end": max(first + 1, a.warmup + d - 10)})
@@ -1193,7 +1203,10 @@ def main():
                    help="warm-up of consume runs, counted from the first message (default 1s)")
     p.add_argument("--latency-rate", type=float, default=0.0,
                    help="rate of the latency runs (default: half the direct produce-1k-16t median)")
-    p.add_argument("--no-profile", action="store_true", help="skip the JFR profile of the gateway")
+    p.add_argument("--no-profile", action="store_true", help="skip the profile of the gateway")
+    p.add_argument("--profile-workload", default="produce-1k-16t",
+                   choices=[w for w, spec in WORKLOADS.items() if spec["mode"] == "produce"],
+                   help="the produce workload the gateway is profiled under (default produce-1k-16t)")
     p.add_argument("--wait-quiet", type=seconds, default=0.0,
                    help="before each run wait up to this long for other processes to leave the CPUs (default 0)")
     p.add_argument("--gateway-java-opts", default="", help="extra JVM options for the gateway")
