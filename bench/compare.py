@@ -81,6 +81,22 @@ SOAK_RULE = ("growth = live heap at the end > live heap at 1 min + 16 MiB, or Ne
 
 SERVICES = []  # started services, stopped in reverse order at exit
 
+# The broker's store may grow this far before it deletes its oldest files: a full run writes well over 100 GiB
+# (the 100 KiB runs alone about 10 GiB each), and a broker that reaches its disk limit refuses every send
+STORE_BUDGET = 16 << 30
+
+
+def disk_budget(path, budget):
+    """Broker settings that make it delete its oldest commit log files (cleanFileForciblyEnable) once the store's
+    disk is `budget` bytes fuller than now, checked every second, as a share of the disk the way RocketMQ 5 measures
+    it: used / (used + usable)."""
+    st = os.statvfs(path)
+    used = (st.f_blocks - st.f_bfree) * st.f_frsize
+    usable = st.f_bavail * st.f_frsize
+    ratio = max(10, min(85, int(100 * (used + budget) / max(1, used + usable)) + 1))
+    return [f"diskMaxUsedSpaceRatio={ratio}", f"diskSpaceCleanForciblyRatio={ratio}", "cleanFileForciblyEnable=true",
+            "cleanResourceInterval=1000", "deleteFileBatchMax=64", f"diskSpaceWarningLevelRatio={max(90, ratio + 5)}"]
+
 
 def log(msg):
     print(time.strftime("%H:%M:%S ") + msg, flush=True)
@@ -288,6 +304,7 @@ class Bench:
                 f"brokerIP1={LOOPBACK}", f"brokerIP2={LOOPBACK}", f"haListenPort={BROKER_PORT + 1}",
                 f"storePathRootDir={store}", f"storePathCommitLog={store}/commitlog",
                 "mappedFileSizeCommitLog=268435456",
+                *disk_budget(w, STORE_BUDGET),
                 "autoCreateTopicEnable=true", "autoCreateSubscriptionGroup=true", ""]))
         broker = Service("broker", self.server("broker", "org.apache.rocketmq.broker.BrokerStartup", ["-c", b_conf],
                                                "1g", "rmq.broker.logback.xml"),
