@@ -2,11 +2,9 @@ package io.rmqgw.gateway.reload;
 
 import io.rmqgw.gateway.Gateway;
 import io.rmqgw.gateway.config.ConfigLoader;
+import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.metrics.GatewayMetrics;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -15,7 +13,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.util.concurrent.ThreadLocalRandom;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
 
 /**
  * A real {@link Gateway} started from a YAML file, on free 127.0.0.1 ports (listen, broker ports, admin), as
@@ -24,8 +24,6 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 public final class YamlGateway implements AutoCloseable {
 
-    private static final int PORT_FLOOR = 20000;
-    private static final int PORT_CEILING = 32000;
     static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
         .connectTimeout(Duration.ofSeconds(2)).build();
 
@@ -42,17 +40,11 @@ public final class YamlGateway implements AutoCloseable {
     public YamlGateway(Path dir, String namesrv) {
         this.file = dir.resolve("gateway.yaml");
         this.namesrv = namesrv;
-        this.brokerBase = freeRange(9, -1);
-        int l;
-        do {
-            l = freeRange(1, -1);
-        } while (l >= brokerBase && l < brokerBase + 9);
-        this.listen = l;
-        int a;
-        do {
-            a = freeRange(1, -1);
-        } while ((a >= brokerBase && a < brokerBase + 9) || a == listen);
-        this.admin = a;
+        this.brokerBase = TestGateway.freeRange(9, List.of());
+        List<Integer> taken = new ArrayList<>(IntStream.range(brokerBase, brokerBase + 9).boxed().toList());
+        this.listen = TestGateway.freeRange(1, taken);
+        taken.add(listen);
+        this.admin = TestGateway.freeRange(1, taken);
     }
 
     /** The configuration file's text; {@code extra} is appended as is (top-level keys). */
@@ -111,29 +103,8 @@ public final class YamlGateway implements AutoCloseable {
         metrics.close();
     }
 
-    /** {@code count} consecutive ports free on 127.0.0.1 now, below the ephemeral range. */
+    /** {@code count} consecutive ports free on 127.0.0.1 now, below the ephemeral range, {@code avoid} not among them. */
     public static int freeRange(int count, int avoid) {
-        ThreadLocalRandom random = ThreadLocalRandom.current();
-        for (int attempt = 0; attempt < 200; attempt++) {
-            int base = random.nextInt(PORT_FLOOR, PORT_CEILING - count);
-            boolean ok = true;
-            for (int p = base; p < base + count && ok; p++) {
-                ok = p != avoid && bindable(p);
-            }
-            if (ok) {
-                return base;
-            }
-        }
-        throw new IllegalStateException("no " + count + " free consecutive ports found");
-    }
-
-    private static boolean bindable(int port) {
-        try (ServerSocket s = new ServerSocket()) {
-            s.setReuseAddress(true);
-            s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
+        return TestGateway.freeRange(count, avoid < 0 ? List.of() : List.of(avoid));
     }
 }

@@ -83,7 +83,7 @@ public final class TestGateway implements AutoCloseable {
     }
 
     /** {@code count} consecutive ports that are free on 127.0.0.1 right now, none in {@code avoid}. */
-    static int freeRange(int count, List<Integer> avoid) {
+    public static int freeRange(int count, List<Integer> avoid) {
         ThreadLocalRandom random = ThreadLocalRandom.current();
         for (int attempt = 0; attempt < 200; attempt++) {
             int base = random.nextInt(PORT_FLOOR, PORT_CEILING - count);
