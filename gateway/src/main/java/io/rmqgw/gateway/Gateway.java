@@ -10,7 +10,8 @@ import io.rmqgw.gateway.config.GatewayConfig;
 import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.config.HostPort;
 import io.rmqgw.gateway.namesrv.ClusterDiscovery;
-import io.rmqgw.gateway.namesrv.NamesrvRelayPolicy;
+import io.rmqgw.gateway.namesrv.NamesrvRole;
+import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.RelaySession;
@@ -22,8 +23,8 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,6 +65,15 @@ public final class Gateway implements AutoCloseable {
 
     /** Binds the listen port, asks the name servers for the cluster, and binds a listener per broker found. */
     public static Gateway start(GatewayConfig config, GatewayMetrics metrics) throws InterruptedException {
+        return start(config, metrics, UnaryOperator.identity());
+    }
+
+    /**
+     * As {@link #start(GatewayConfig, GatewayMetrics)}, with every upstream connection opened through
+     * {@code dialers} applied to the TCP dialer (tests observe the gateway's upstream connections so).
+     */
+    public static Gateway start(GatewayConfig config, GatewayMetrics metrics, UnaryOperator<Dialer> dialers)
+        throws InterruptedException {
         Transport transport = new Transport(Math.max(2, Runtime.getRuntime().availableProcessors()));
         AdminServer admin = null;
         try {
@@ -71,8 +81,8 @@ public final class Gateway implements AutoCloseable {
             Readiness readiness = new Readiness();
             // first, so probes see "not ready" during startup rather than a refused connection
             admin = config.admin().enabled() ? AdminServer.start(config.admin().listen(), metrics, readiness) : null;
-            RelayContext context = new RelayContext(transport, metrics, config.maxFrameLength(),
-                UpstreamSettings.of(config.upstream()));
+            RelayContext context = new RelayContext(transport, dialers.apply(Dialer.tcp(transport)), metrics,
+                config.maxFrameLength(), UpstreamSettings.of(config.upstream()));
             context.edge(EdgeSettings.of(config));
             BrokerListeners brokers = new BrokerListeners(context, config.listen().host(), config.advertiseHost(),
                 new BrokerPortMap(config.brokerPorts().from(), config.brokerPorts().to()));
@@ -84,9 +94,9 @@ public final class Gateway implements AutoCloseable {
                 .channel(transport.serverChannel())
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, RelayContext.WATER_MARK)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, Transport.WATER_MARK)
                 .childHandler(RelaySession.clientInitializer(context, metrics.namesrvListener(),
-                    () -> new NamesrvRelayPolicy(context, brokers, routes, readiness)))
+                    new NamesrvRole(context, brokers, routes, readiness)))
                 .bind(config.listen().host(), config.listen().port())
                 .sync()
                 .channel();
@@ -119,11 +129,6 @@ public final class Gateway implements AutoCloseable {
     /** Real broker address to the gateway address advertised for it, for every broker seen so far. */
     public Map<String, String> brokerListeners() {
         return brokers.snapshot();
-    }
-
-    /** Local addresses ({@code /ip:port}) of every upstream connection the gateway opened. */
-    public Set<String> upstreamLocalAddresses() {
-        return context.upstreamLocalAddresses();
     }
 
     /**

@@ -6,6 +6,7 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelOption;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.net.Addresses;
+import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.RelaySession;
 import io.rmqgw.routing.BrokerPortMap;
@@ -102,15 +103,15 @@ public final class BrokerListeners implements AutoCloseable {
 
     private void bindAttempt(String brokerAddress, int mainPort, int attempt, CompletableFuture<String> result) {
         int vipPort = mainPort - 2;
-        BrokerRelayPolicy policyTemplate = policyFor(brokerAddress, mainPort);
+        BrokerRole role = roleFor(brokerAddress, mainPort);
         ServerBootstrap b = new ServerBootstrap()
             .group(context.transport().boss(), context.transport().workers())
             .channel(context.transport().serverChannel())
             .option(ChannelOption.SO_REUSEADDR, true)
             .childOption(ChannelOption.TCP_NODELAY, true)
-            .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, RelayContext.WATER_MARK)
+            .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, Transport.WATER_MARK)
             .childHandler(RelaySession.clientInitializer(context, context.metrics().brokerListener(brokerAddress),
-                () -> policyTemplate));
+                role));
         ChannelFuture main = b.bind(listenHost, mainPort);
         ChannelFuture vip = b.bind(listenHost, vipPort);
         main.addListener(m -> vip.addListener(v -> {
@@ -151,7 +152,7 @@ public final class BrokerListeners implements AutoCloseable {
         }));
     }
 
-    private BrokerRelayPolicy policyFor(String brokerAddress, int mainPort) {
+    private BrokerRole roleFor(String brokerAddress, int mainPort) {
         StoreHostMapper mapper = globalMapper;
         InetSocketAddress real = Addresses.parse(brokerAddress);
         int realIp = real.getAddress() instanceof Inet4Address ? ipv4(real.getAddress()) : 0;
@@ -162,7 +163,7 @@ public final class BrokerListeners implements AutoCloseable {
             StoreHostMapper fallback = globalMapper;
             mapper = (ip, port) -> ip == realIp && port == realPort ? advertised : fallback.map(ip, port);
         }
-        return new BrokerRelayPolicy(brokerAddress, mapper, context);
+        return new BrokerRole(brokerAddress, mapper, context.metrics());
     }
 
     private void registerStoreHost(String brokerAddress, int mainPort) {

@@ -14,13 +14,13 @@ import io.rmqgw.codec.name.NameValidator;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Map;
-import org.apache.rocketmq.remoting.protocol.RequestCode;
 
 /**
  * Checks topic and group names before a request reaches a broker, as brokers check them (a
  * 128-entry bitmap and length limits), so a bad name is answered at the edge and never forwarded.
  * Sends and pulls are checked on their typed headers' raw bytes; the rarer offset, group and
- * heartbeat requests through their decoded fields or body.
+ * heartbeat requests through their decoded fields or body. Which check a code gets is said where
+ * the code's handler is registered ({@code io.rmqgw.gateway.HandlerTables}).
  */
 public final class NameGuard {
 
@@ -57,33 +57,33 @@ public final class NameGuard {
         return null;
     }
 
-    /** Offset, group, unregister, send-back, heartbeat and lock requests; null for other codes. */
-    public static NameRefusal checkOther(RemotingFrame frame, EdgeSettings settings) {
-        switch (frame.code()) {
-            case RequestCode.QUERY_CONSUMER_OFFSET, RequestCode.UPDATE_CONSUMER_OFFSET -> {
-                Map<String, String> ext = HeaderCodec.decodeHeader(frame).extFields();
-                NameRefusal r = topic(ext, "topic", settings);
-                return r != null ? r : group(ext, "consumerGroup", settings);
-            }
-            case RequestCode.CONSUMER_SEND_MSG_BACK -> {
-                Map<String, String> ext = HeaderCodec.decodeHeader(frame).extFields();
-                return group(ext, "group", settings);
-            }
-            case RequestCode.GET_CONSUMER_LIST_BY_GROUP -> {
-                return group(HeaderCodec.decodeHeader(frame).extFields(), "consumerGroup", settings);
-            }
-            case RequestCode.UNREGISTER_CLIENT -> {
-                Map<String, String> ext = HeaderCodec.decodeHeader(frame).extFields();
-                NameRefusal r = group(ext, "producerGroup", settings);
-                return r != null ? r : group(ext, "consumerGroup", settings);
-            }
-            case RequestCode.HEART_BEAT, RequestCode.LOCK_BATCH_MQ, RequestCode.UNLOCK_BATCH_MQ -> {
-                return frame.bodyLength() == 0 ? null : checkBody(frame.bodySlice(), settings);
-            }
-            default -> {
-                return null;
-            }
-        }
+    /** QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET: {@code topic} and {@code consumerGroup}. */
+    public static NameRefusal checkOffsetRequest(RemotingFrame frame, EdgeSettings settings) {
+        Map<String, String> ext = HeaderCodec.decodeHeader(frame).extFields();
+        NameRefusal r = topic(ext, "topic", settings);
+        return r != null ? r : group(ext, "consumerGroup", settings);
+    }
+
+    /** CONSUMER_SEND_MSG_BACK: {@code group}. */
+    public static NameRefusal checkSendBack(RemotingFrame frame, EdgeSettings settings) {
+        return group(HeaderCodec.decodeHeader(frame).extFields(), "group", settings);
+    }
+
+    /** GET_CONSUMER_LIST_BY_GROUP: {@code consumerGroup}. */
+    public static NameRefusal checkConsumerGroup(RemotingFrame frame, EdgeSettings settings) {
+        return group(HeaderCodec.decodeHeader(frame).extFields(), "consumerGroup", settings);
+    }
+
+    /** UNREGISTER_CLIENT: {@code producerGroup} and {@code consumerGroup}. */
+    public static NameRefusal checkUnregister(RemotingFrame frame, EdgeSettings settings) {
+        Map<String, String> ext = HeaderCodec.decodeHeader(frame).extFields();
+        NameRefusal r = group(ext, "producerGroup", settings);
+        return r != null ? r : group(ext, "consumerGroup", settings);
+    }
+
+    /** HEART_BEAT, LOCK_BATCH_MQ, UNLOCK_BATCH_MQ: the names in the JSON body. */
+    public static NameRefusal checkBody(RemotingFrame frame, EdgeSettings settings) {
+        return frame.bodyLength() == 0 ? null : checkBody(frame.bodySlice(), settings);
     }
 
     private static NameRefusal topic(Map<String, String> ext, String key, EdgeSettings settings) {

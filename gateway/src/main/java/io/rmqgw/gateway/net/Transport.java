@@ -2,6 +2,7 @@ package io.rmqgw.gateway.net;
 
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.ServerChannel;
+import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollEventLoopGroup;
@@ -19,6 +20,9 @@ import java.util.concurrent.TimeUnit;
  * connections are registered on their client connection's event loop, so one loop owns both.
  */
 public final class Transport implements AutoCloseable {
+
+    /** Per-connection write buffer bounds: past high, the peer feeding it stops being read. */
+    public static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(256 * 1024, 1024 * 1024);
 
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;

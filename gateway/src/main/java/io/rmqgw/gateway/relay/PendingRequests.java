@@ -12,9 +12,9 @@ import java.util.List;
  */
 final class PendingRequests {
 
-    /** One request in flight; {@code context} is whatever the policy needs to treat the response. */
+    /** One request in flight; {@code context} is whatever its handler needs to treat the response. */
     record Pending(int opaque, int code, SerializeType encoding, long startNanos, long sentNanos, long deadlineNanos,
-                   Object context) {
+                   RequestHandler handler, Object context) {
     }
 
     private final IntObjectHashMap<Pending> byOpaque = new IntObjectHashMap<>();

@@ -1,29 +1,27 @@
 package io.rmqgw.gateway.relay;
 
-import io.netty.channel.Channel;
-import io.netty.channel.WriteBufferWaterMark;
 import io.rmqgw.gateway.edge.EdgeSettings;
+import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.metrics.GatewayMetrics;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** What every session shares: transport, limits, metrics, and the registry used to drain on stop. */
+/** What every session shares: transport, dialer, limits, metrics, and the registry used to drain on stop. */
 public final class RelayContext {
 
-    /** Per-connection write buffer bounds: past high, the peer feeding it stops being read. */
-    public static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(256 * 1024, 1024 * 1024);
-
     private final Transport transport;
+    private final Dialer dialer;
     private final GatewayMetrics metrics;
     private final int maxFrameLength;
     private volatile UpstreamSettings upstream;
     private volatile EdgeSettings edge = EdgeSettings.passThrough();
     private final Set<RelaySession> sessions = ConcurrentHashMap.newKeySet();
-    private final Set<String> upstreamLocalAddresses = ConcurrentHashMap.newKeySet();
 
-    public RelayContext(Transport transport, GatewayMetrics metrics, int maxFrameLength, UpstreamSettings upstream) {
+    public RelayContext(Transport transport, Dialer dialer, GatewayMetrics metrics, int maxFrameLength,
+                        UpstreamSettings upstream) {
         this.transport = transport;
+        this.dialer = dialer;
         this.metrics = metrics;
         this.maxFrameLength = maxFrameLength;
         this.upstream = upstream;
@@ -31,6 +29,11 @@ public final class RelayContext {
 
     public Transport transport() {
         return transport;
+    }
+
+    /** Opens upstream connections. */
+    public Dialer dialer() {
+        return dialer;
     }
 
     public GatewayMetrics metrics() {
@@ -67,15 +70,6 @@ public final class RelayContext {
 
     void unregister(RelaySession session) {
         sessions.remove(session);
-    }
-
-    void upstreamOpened(Channel upstream) {
-        upstreamLocalAddresses.add(upstream.localAddress().toString());
-    }
-
-    /** Local addresses of every upstream connection opened so far, as {@code /ip:port}. */
-    public Set<String> upstreamLocalAddresses() {
-        return Set.copyOf(upstreamLocalAddresses);
     }
 
     /** Requests in flight across all sessions. */

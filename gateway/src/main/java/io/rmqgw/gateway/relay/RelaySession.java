@@ -1,6 +1,5 @@
 package io.rmqgw.gateway.relay;
 
-import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -8,8 +7,6 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
-import io.netty.channel.socket.SocketChannel;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.rmqgw.codec.frame.FrameDecoder;
@@ -27,17 +24,18 @@ import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One client connection and the upstream connection dialed for it. Both channels live on the
- * client's event loop, which owns every field here: no locks. Frames pass through as the bytes
- * they arrived as unless the {@link RelayPolicy} rewrites them. Reads on each side pause while the
- * other side cannot take more writes, so a slow peer never grows the gateway's memory.
+ * One client connection and the upstream connection dialed for it (opaques pass through, so the
+ * upstream's own requests reach this client). Both channels live on the client's event loop,
+ * which owns every field here: no locks. Each request is treated by the handler its code is
+ * registered with in the role's {@link HandlerTable}; unregistered codes pass through as the bytes
+ * they arrived as. Where the upstream stands is a {@link SessionState}; reading on each side is
+ * decided by the {@link ReadGate} alone, so a slow peer never grows the gateway's memory.
  */
 public final class RelaySession {
 
@@ -47,7 +45,8 @@ public final class RelaySession {
     private static final long REDIAL_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final RelayContext context;
-    private final RelayPolicy policy;
+    private final UpstreamRole role;
+    private final HandlerTable handlers;
     private final ListenerMeters meters;
     private final GatewayMetrics metrics;
     private final Channel client;
@@ -56,35 +55,38 @@ public final class RelaySession {
     /** Requests read while still dialing; normally empty since the client is not read until connected. */
     private final ArrayDeque<RemotingFrame> waiting = new ArrayDeque<>();
     private final StringBuilder connectFailures = new StringBuilder(64);
+    private final ReadGate reads;
 
-    private UpstreamState state;
+    private SessionState state = new SessionState.Accepted();
     /** The header encoding of the client's latest request: what a mirroring answer uses. */
     private SerializeType clientEncoding;
     private boolean clientNeedsFlush;
     private boolean upstreamNeedsFlush;
     private boolean closeAfterBurst;
-    private long unavailableSinceNanos;
     private ScheduledFuture<?> timeoutScan;
 
-    private RelaySession(RelayContext context, RelayPolicy policy, ListenerMeters meters, Channel client) {
+    private RelaySession(RelayContext context, UpstreamRole role, ListenerMeters meters, Channel client) {
         this.context = context;
-        this.policy = policy;
+        this.role = role;
+        this.handlers = role.handlers();
         this.meters = meters;
         this.metrics = context.metrics();
         this.client = client;
         this.clientAddress = Addresses.of(client.remoteAddress());
+        this.reads = new ReadGate(client);
     }
 
     /** The pipeline for accepted client connections; the client is read only once its upstream is settled. */
-    public static ChannelInitializer<SocketChannel> clientInitializer(RelayContext context, ListenerMeters meters,
-                                                                      Supplier<RelayPolicy> policies) {
+    public static ChannelInitializer<Channel> clientInitializer(RelayContext context, ListenerMeters meters,
+                                                                UpstreamRole role) {
         return new ChannelInitializer<>() {
             @Override
-            protected void initChannel(SocketChannel ch) {
+            protected void initChannel(Channel ch) {
+                // the ReadGate's initial state: nothing is read before the first dial settles
                 ch.config().setAutoRead(false);
                 ch.pipeline().addLast("meters", meters.clientHandler());
                 ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength()));
-                ch.pipeline().addLast("relay", new ClientSide(context, meters, policies.get()));
+                ch.pipeline().addLast("relay", new ClientSide(context, meters, role));
             }
         };
     }
@@ -99,6 +101,11 @@ public final class RelaySession {
 
     int inFlight() {
         return pending.size();
+    }
+
+    /** The state of this session's upstream (tests and diagnostics; exact on the event loop). */
+    SessionState state() {
+        return state;
     }
 
     /** The header encoding of the client's latest request, or null before its first. */
@@ -118,7 +125,7 @@ public final class RelaySession {
 
     /**
      * A client request's bytes in the upstream header encoding. Takes ownership of {@code frame}
-     * and {@code decoded} (its header if the policy already decoded it, or null).
+     * and {@code decoded} (its header if the handler already decoded it, or null).
      */
     public ByteBuf reencodeForUpstream(RemotingFrame frame, CommandHeader decoded) {
         return HeaderUpgrade.reencode(client.alloc(), metrics, frame, decoded, context.edge().upstreamEncoding());
@@ -161,7 +168,7 @@ public final class RelaySession {
         return metrics;
     }
 
-    /** Writes an answer the policy completed later (from any thread). Takes ownership of {@code frame}. */
+    /** Writes an answer a handler completed later (from any thread). Takes ownership of {@code frame}. */
     public void writeToClient(ByteBuf frame) {
         if (client.eventLoop().inEventLoop()) {
             client.writeAndFlush(frame, client.voidPromise());
@@ -183,11 +190,11 @@ public final class RelaySession {
         context.register(this);
         timeoutScan = client.eventLoop().scheduleAtFixedRate(this::expireTimedOut,
             TIMEOUT_SCAN_MILLIS, TIMEOUT_SCAN_MILLIS, TimeUnit.MILLISECONDS);
-        dial(policy.upstreamTargets(), 0);
+        dial(role.upstreamTargets(), 0);
     }
 
     private void dial(List<String> targets, int index) {
-        if (state instanceof UpstreamState.Closed) {
+        if (state instanceof SessionState.Closed) {
             return;
         }
         if (index >= targets.size()) {
@@ -195,41 +202,35 @@ public final class RelaySession {
             return;
         }
         String target = targets.get(index);
-        state = new UpstreamState.Connecting(target);
-        Bootstrap b = new Bootstrap()
-            .group(client.eventLoop())
-            .channel(context.transport().socketChannel())
-            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, context.upstream().connectTimeoutMillis())
-            .option(ChannelOption.TCP_NODELAY, true)
-            .option(ChannelOption.WRITE_BUFFER_WATER_MARK, RelayContext.WATER_MARK)
-            .handler(new ChannelInitializer<SocketChannel>() {
-                @Override
-                protected void initChannel(SocketChannel ch) {
-                    ch.pipeline().addLast("meters", meters.upstreamHandler());
-                    ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength()));
-                    ch.pipeline().addLast("relay", new UpstreamSide());
-                }
-            });
-        b.connect(Addresses.parse(target)).addListener((ChannelFutureListener) f -> {
-            if (state instanceof UpstreamState.Closed) {
+        state = state.dialing(target);
+        reads.dialing(true);
+        context.dialer().dial(target, client.eventLoop(), context.upstream().connectTimeoutMillis(), new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                ch.pipeline().addLast("meters", meters.upstreamHandler());
+                ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength()));
+                ch.pipeline().addLast("relay", new UpstreamSide());
+            }
+        }).addListener((ChannelFutureListener) f -> {
+            if (state instanceof SessionState.Closed) {
                 f.channel().close();
                 return;
             }
             if (f.isSuccess()) {
-                policy.upstreamResult(target, true);
-                context.upstreamOpened(f.channel());
-                state = new UpstreamState.Connected(target, f.channel());
+                role.upstreamResult(target, true);
+                state = state.connected(f.channel());
+                reads.upstream(f.channel());
                 for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
                     fromClient(frame);
                 }
                 flushUpstream();
-                client.config().setAutoRead(true);
+                reads.dialing(false);
             } else {
-                policy.upstreamResult(target, false);
+                role.upstreamResult(target, false);
                 if (connectFailures.length() > 0) {
                     connectFailures.append("; ");
                 }
-                connectFailures.append(policy.describe(target)).append(" unreachable: ")
+                connectFailures.append(role.describe(target)).append(" unreachable: ")
                     .append(Addresses.describe(f.cause()));
                 dial(targets, index + 1);
             }
@@ -239,13 +240,12 @@ public final class RelaySession {
     private void becomeUnavailable(String reason) {
         log.warn("client {}: {}", clientAddress, reason);
         context.metrics().upstreamFailure(UpstreamFailure.CONNECT_FAILED);
-        state = new UpstreamState.Unavailable(reason);
-        unavailableSinceNanos = System.nanoTime();
+        state = state.unavailable(reason, System.nanoTime());
         for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
             fromClient(frame);
         }
         flushClient();
-        client.config().setAutoRead(true);
+        reads.dialing(false);
     }
 
     // ---- client -> upstream ----
@@ -253,7 +253,7 @@ public final class RelaySession {
     private void fromClient(RemotingFrame frame) {
         if (frame.isResponse()) {
             // the client's answer to a broker's request (check-back, running info)
-            if (state instanceof UpstreamState.Connected c) {
+            if (state instanceof SessionState.Connected c) {
                 c.channel().write(reencodeForUpstream(frame, null), c.channel().voidPromise());
                 upstreamNeedsFlush = true;
             } else {
@@ -262,11 +262,12 @@ public final class RelaySession {
             }
             return;
         }
-        if (state instanceof UpstreamState.Connected c) {
+        if (state instanceof SessionState.Connected c) {
+            RequestHandler handler = handlers.request(frame.code());
             if (frame.isOneway()) {
                 int code = frame.code();
                 clientEncoding = frame.encoding();
-                ByteBuf out = policy.toUpstream(this, frame);
+                ByteBuf out = handler.toUpstream(this, frame);
                 if (out != null) {
                     metrics.oneway(code);
                     c.channel().write(out, c.channel().voidPromise());
@@ -278,32 +279,33 @@ public final class RelaySession {
                 SerializeType encoding = frame.encoding();
                 Object requestContext;
                 try {
-                    requestContext = policy.requestContext(frame);
+                    requestContext = handler.requestContext(frame);
                 } catch (RuntimeException e) {
                     frame.release();
                     throw e;
                 }
                 clientEncoding = encoding;
-                ByteBuf out = policy.toUpstream(this, frame);
+                ByteBuf out = handler.toUpstream(this, frame);
                 if (out != null) {
                     long sent = System.nanoTime();
-                    pending.add(new PendingRequests.Pending(opaque, code, encoding, start, sent,
-                        sent + policy.timeoutNanos(code), requestContext));
+                    UpstreamSettings settings = context.upstream();
+                    long timeout = handler.longPolling() ? settings.longPollTimeoutNanos() : settings.requestTimeoutNanos();
+                    pending.add(new PendingRequests.Pending(opaque, code, encoding, start, sent, sent + timeout,
+                        handler, requestContext));
                     c.channel().write(out, c.channel().voidPromise());
                 }
             }
             upstreamNeedsFlush = true;
-        } else if (state instanceof UpstreamState.Unavailable u) {
-            if (System.nanoTime() - unavailableSinceNanos >= REDIAL_INTERVAL_NANOS) {
+        } else if (state instanceof SessionState.Unavailable u) {
+            if (System.nanoTime() - u.sinceNanos() >= REDIAL_INTERVAL_NANOS) {
                 // the upstream may be back: this request waits for a fresh dial, like the first one did
-                client.config().setAutoRead(false);
                 waiting.add(frame);
                 connectFailures.setLength(0);
-                dial(policy.upstreamTargets(), 0);
+                dial(role.upstreamTargets(), 0);
             } else {
                 answerWithoutUpstream(frame, u.reason());
             }
-        } else if (state instanceof UpstreamState.Connecting) {
+        } else if (state instanceof SessionState.Connecting) {
             waiting.add(frame);
         } else {
             frame.release();
@@ -315,12 +317,12 @@ public final class RelaySession {
             if (frame.isOneway()) {
                 // a oneway request has no answer to carry the failure: say so by closing the connection
                 log.warn("client {}: oneway request code {} dropped: {}", clientAddress, frame.code(), reason);
-                context.metrics().connectionClosed(policy.role(), "oneway_without_upstream");
+                context.metrics().connectionClosed(handlers.role(), "oneway_without_upstream");
                 closeAfterBurst = true;
                 return;
             }
             long start = System.nanoTime();
-            ByteBuf answer = policy.answerWithoutUpstream(this, frame, reason);
+            ByteBuf answer = handlers.request(frame.code()).answerWithoutUpstream(this, frame, reason);
             if (answer != null) {
                 metrics.requestCompleted(frame.code(), RemotingSysResponseCode.SUCCESS, System.nanoTime() - start, -1);
             } else {
@@ -345,7 +347,7 @@ public final class RelaySession {
     }
 
     private void flushUpstream() {
-        if (upstreamNeedsFlush && state instanceof UpstreamState.Connected c) {
+        if (upstreamNeedsFlush && state instanceof SessionState.Connected c) {
             upstreamNeedsFlush = false;
             c.channel().flush();
         }
@@ -372,11 +374,12 @@ public final class RelaySession {
             }
             long received = System.nanoTime();
             int result = frame.code();
-            out = policy.onResponse(this, p.code(), p.context(), frame, p.encoding());
+            role.upstreamAnswered();
+            out = p.handler().onResponse(this, p.code(), p.context(), frame, p.encoding());
             metrics.requestCompleted(p.code(), result,
                 (p.sentNanos() - p.startNanos()) + (System.nanoTime() - received), received - p.sentNanos());
         } else {
-            out = policy.onUpstreamRequest(this, frame);
+            out = handlers.upstreamRequest(frame.code()).toClient(this, frame);
         }
         if (out != null) {
             client.write(out, client.voidPromise());
@@ -385,13 +388,13 @@ public final class RelaySession {
     }
 
     private void upstreamLost(Channel upstream) {
-        if (!(state instanceof UpstreamState.Connected c) || c.channel() != upstream) {
+        if (!(state instanceof SessionState.Connected c) || c.channel() != upstream) {
             return;
         }
-        String reason = "connection to " + policy.describe(c.target()) + " closed";
-        state = new UpstreamState.Unavailable(reason);
+        String reason = "connection to " + role.describe(c.target()) + " closed";
         // requests still arriving before the close below get this error, not a fresh dial
-        unavailableSinceNanos = System.nanoTime();
+        state = state.lost(reason, System.nanoTime());
+        reads.upstream(null);
         List<PendingRequests.Pending> orphans = pending.drain();
         if (!orphans.isEmpty()) {
             context.metrics().upstreamFailure(UpstreamFailure.CONNECTION_LOST);
@@ -403,7 +406,7 @@ public final class RelaySession {
             }
         }
         client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
-        context.metrics().connectionClosed(policy.role(), "upstream_closed");
+        context.metrics().connectionClosed(handlers.role(), "upstream_closed");
     }
 
     private void expireTimedOut() {
@@ -414,21 +417,21 @@ public final class RelaySession {
         if (expired.isEmpty()) {
             return;
         }
-        String target = state instanceof UpstreamState.Connected c ? c.target() : "upstream";
+        String target = state instanceof SessionState.Connected c ? c.target() : "upstream";
         for (PendingRequests.Pending p : expired) {
             context.metrics().upstreamFailure(UpstreamFailure.TIMEOUT);
             metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_BUSY);
             long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - p.startNanos());
             client.write(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
                 RemotingSysResponseCode.SYSTEM_BUSY,
-                policy.describe(target) + " did not answer request code " + p.code() + " within " + waitedMillis + " ms"),
+                role.describe(target) + " did not answer request code " + p.code() + " within " + waitedMillis + " ms"),
                 client.voidPromise());
         }
         client.flush();
     }
 
     private void closed() {
-        state = new UpstreamState.Closed();
+        state = state.closed();
         if (timeoutScan != null) {
             timeoutScan.cancel(false);
         }
@@ -443,12 +446,12 @@ public final class RelaySession {
         if (cause instanceof MalformedFrameException m) {
             log.warn("closing {} connection {}: {}", side, Addresses.of(channel.remoteAddress()), m.getMessage());
             context.metrics().decodeError(m.reason().label());
-            context.metrics().connectionClosed(policy.role(), "malformed_frame");
+            context.metrics().connectionClosed(handlers.role(), "malformed_frame");
         } else if (cause instanceof IOException) {
             log.debug("{} connection {}: {}", side, Addresses.of(channel.remoteAddress()), cause.toString());
         } else {
             log.warn("closing {} connection {}", side, Addresses.of(channel.remoteAddress()), cause);
-            context.metrics().connectionClosed(policy.role(), "internal_error");
+            context.metrics().connectionClosed(handlers.role(), "internal_error");
         }
         channel.close();
     }
@@ -458,18 +461,18 @@ public final class RelaySession {
 
         private final RelayContext context;
         private final ListenerMeters meters;
-        private final RelayPolicy policy;
+        private final UpstreamRole role;
         private RelaySession session;
 
-        ClientSide(RelayContext context, ListenerMeters meters, RelayPolicy policy) {
+        ClientSide(RelayContext context, ListenerMeters meters, UpstreamRole role) {
             this.context = context;
             this.meters = meters;
-            this.policy = policy;
+            this.role = role;
         }
 
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
-            session = new RelaySession(context, policy, meters, ctx.channel());
+            session = new RelaySession(context, role, meters, ctx.channel());
             session.start();
             ctx.fireChannelActive();
         }
@@ -492,8 +495,8 @@ public final class RelaySession {
 
         @Override
         public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-            if (session != null && session.state instanceof UpstreamState.Connected c) {
-                c.channel().config().setAutoRead(ctx.channel().isWritable());
+            if (session != null) {
+                session.reads.clientWritabilityChanged();
             }
             ctx.fireChannelWritabilityChanged();
         }
@@ -501,9 +504,9 @@ public final class RelaySession {
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
             if (session != null) {
-                UpstreamState before = session.state;
+                SessionState before = session.state;
                 session.closed();
-                if (before instanceof UpstreamState.Connected c) {
+                if (before instanceof SessionState.Connected c) {
                     c.channel().close();
                 }
             }
@@ -539,8 +542,8 @@ public final class RelaySession {
 
         @Override
         public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-            if (!(state instanceof UpstreamState.Closed)) {
-                client.config().setAutoRead(ctx.channel().isWritable());
+            if (!(state instanceof SessionState.Closed)) {
+                reads.upstreamWritabilityChanged();
             }
             ctx.fireChannelWritabilityChanged();
         }

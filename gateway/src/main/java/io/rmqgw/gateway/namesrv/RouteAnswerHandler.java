@@ -10,17 +10,13 @@ import io.rmqgw.codec.frame.RemotingHeader;
 import io.rmqgw.codec.header.CommandHeader;
 import io.rmqgw.codec.header.HeaderKind;
 import io.rmqgw.codec.header.HeaderTranscoder;
-import io.rmqgw.gateway.admin.Readiness;
 import io.rmqgw.gateway.broker.BrokerListeners;
-import io.rmqgw.gateway.relay.RelayContext;
-import io.rmqgw.gateway.relay.RelayPolicy;
 import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.RequestHandler;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.BrokerAddressRewriter;
-import io.rmqgw.routing.NamesrvAddresses;
 import io.rmqgw.routing.RouteCache;
 import io.rmqgw.routing.RouteDialect;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -33,14 +29,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The name-server role on the gateway's main port. Requests go to an upstream name server
- * unchanged; route and cluster answers come back with every broker address replaced by the
- * gateway's listener for that broker, in the JSON dialect the name server chose for this client.
- * Listeners are bound before the answer is released, so a client never dials a port not yet open.
+ * GET_ROUTEINFO_BY_TOPIC and GET_BROKER_CLUSTER_INFO: the answer comes back with every broker
+ * address replaced by the gateway's listener for that broker, in the JSON dialect the name server
+ * chose for this client. Listeners are bound before the answer is released, so a client never
+ * dials a port not yet open. Route answers are cached and served while fresh when no name server
+ * can be reached.
  */
-public final class NamesrvRelayPolicy implements RelayPolicy {
+public final class RouteAnswerHandler implements RequestHandler {
 
-    private static final Logger log = LoggerFactory.getLogger(NamesrvRelayPolicy.class);
+    private static final Logger log = LoggerFactory.getLogger(RouteAnswerHandler.class);
 
     /** What a route request needs remembered to cache its answer. */
     private record RouteRequest(String topic, RouteDialect dialect) {
@@ -48,63 +45,14 @@ public final class NamesrvRelayPolicy implements RelayPolicy {
 
     private static final Object CLUSTER_REQUEST = new Object();
 
-    private final RelayContext context;
     private final BrokerListeners brokers;
     private final RouteCache routes;
     private final GatewayMetrics metrics;
-    private final Readiness readiness;
 
-    public NamesrvRelayPolicy(RelayContext context, BrokerListeners brokers, RouteCache routes, Readiness readiness) {
-        this.context = context;
+    public RouteAnswerHandler(BrokerListeners brokers, RouteCache routes, GatewayMetrics metrics) {
         this.brokers = brokers;
         this.routes = routes;
-        this.metrics = context.metrics();
-        this.readiness = readiness;
-    }
-
-    @Override
-    public String role() {
-        return "namesrv";
-    }
-
-    @Override
-    public List<String> upstreamTargets() {
-        NamesrvAddresses namesrv = context.upstream().namesrv();
-        if (namesrv == null) {
-            return List.of();
-        }
-        List<Integer> order = namesrv.failoverOrder();
-        List<String> targets = new java.util.ArrayList<>(order.size());
-        for (int index : order) {
-            targets.add(namesrv.get(index).toString());
-        }
-        return targets;
-    }
-
-    @Override
-    public void upstreamResult(String target, boolean connected) {
-        metrics.namesrvUp(target, connected);
-        NamesrvAddresses namesrv = context.upstream().namesrv();
-        for (int i = 0; namesrv != null && i < namesrv.size(); i++) {
-            if (namesrv.get(i).toString().equals(target)) {
-                if (connected) {
-                    namesrv.markGood(i);
-                } else {
-                    namesrv.markFailed(i);
-                }
-                return;
-            }
-        }
-    }
-
-    @Override
-    public String describe(String target) {
-        return "name server " + target;
-    }
-
-    @Override
-    public long timeoutNanos(int requestCode) {
-        return context.upstream().requestTimeoutNanos();
+        this.metrics = metrics;
     }
 
     @Override
@@ -125,7 +73,6 @@ public final class NamesrvRelayPolicy implements RelayPolicy {
     @Override
     public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response,
                               SerializeType requestEncoding) {
-        readiness.namesrvAnswered();
         if (context == null || response.code() != ResponseCode.SUCCESS || response.bodyLength() == 0) {
             return session.reencodeForClient(response, null, requestEncoding);
         }

@@ -1,0 +1,80 @@
+package io.rmqgw.gateway;
+
+import static org.apache.rocketmq.remoting.protocol.RequestCode.CHECK_TRANSACTION_STATE;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.CONSUMER_SEND_MSG_BACK;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.CONSUME_MESSAGE_DIRECTLY;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.GET_BROKER_CLUSTER_INFO;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.GET_CONSUMER_LIST_BY_GROUP;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.GET_ROUTEINFO_BY_TOPIC;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.HEART_BEAT;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.LITE_PULL_MESSAGE;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.LOCK_BATCH_MQ;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.POP_MESSAGE;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.PULL_MESSAGE;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.QUERY_CONSUMER_OFFSET;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.QUERY_MESSAGE;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.SEND_BATCH_MESSAGE;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.SEND_MESSAGE;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.SEND_MESSAGE_V2;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.SEND_REPLY_MESSAGE;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.SEND_REPLY_MESSAGE_V2;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.UNLOCK_BATCH_MQ;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.UNREGISTER_CLIENT;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.UPDATE_CONSUMER_OFFSET;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.VIEW_MESSAGE_BY_ID;
+
+import io.rmqgw.codec.message.StoreHostMapper;
+import io.rmqgw.gateway.broker.BrokerListeners;
+import io.rmqgw.gateway.broker.NameCheckedHandler;
+import io.rmqgw.gateway.broker.PullHandler;
+import io.rmqgw.gateway.broker.SendHandler;
+import io.rmqgw.gateway.broker.StoreHostRequests;
+import io.rmqgw.gateway.broker.StoredRecordsHandler;
+import io.rmqgw.gateway.edge.NameGuard;
+import io.rmqgw.gateway.namesrv.RouteAnswerHandler;
+import io.rmqgw.gateway.relay.HandlerTable;
+import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.routing.RouteCache;
+
+/**
+ * Where each request code is handled: the one place that says it. Every code not listed here is
+ * relayed as an opaque slice (re-encoded only when an edge needs another header encoding), and
+ * never decoded; what the gateway decodes follows from these registrations.
+ */
+public final class HandlerTables {
+
+    private HandlerTables() {
+    }
+
+    /** The name-server role (the gateway's main port). */
+    public static HandlerTable namesrv(BrokerListeners brokers, RouteCache routes, GatewayMetrics metrics) {
+        RouteAnswerHandler routeAnswers = new RouteAnswerHandler(brokers, routes, metrics);
+        return HandlerTable.builder("namesrv")
+            // broker addresses in the answer become the gateway's listeners; routes cached for outages
+            .request(routeAnswers, GET_ROUTEINFO_BY_TOPIC, GET_BROKER_CLUSTER_INFO)
+            .build();
+    }
+
+    /** The broker role (each broker's gateway ports); {@code storeHosts} maps store hosts to the gateway. */
+    public static HandlerTable broker(StoreHostMapper storeHosts) {
+        StoreHostRequests recordsToClients = new StoreHostRequests(storeHosts);
+        return HandlerTable.builder("broker")
+            // names checked on the typed header; offsetMsgIds in the answer point at the gateway
+            .request(new SendHandler(storeHosts, true), SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE)
+            .request(new SendHandler(storeHosts, false), SEND_REPLY_MESSAGE, SEND_REPLY_MESSAGE_V2)
+            // names checked on the typed header; long polls; store hosts in the records point at the gateway
+            .request(new PullHandler(storeHosts), PULL_MESSAGE, LITE_PULL_MESSAGE)
+            .request(new StoredRecordsHandler(storeHosts, true), POP_MESSAGE)
+            .request(new StoredRecordsHandler(storeHosts, false), QUERY_MESSAGE, VIEW_MESSAGE_BY_ID)
+            // names checked, then relayed as they are
+            .request(new NameCheckedHandler(NameGuard::checkOffsetRequest), QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET)
+            .request(new NameCheckedHandler(NameGuard::checkSendBack), CONSUMER_SEND_MSG_BACK)
+            .request(new NameCheckedHandler(NameGuard::checkConsumerGroup), GET_CONSUMER_LIST_BY_GROUP)
+            .request(new NameCheckedHandler(NameGuard::checkUnregister), UNREGISTER_CLIENT)
+            .request(new NameCheckedHandler(NameGuard::checkBody), HEART_BEAT, LOCK_BATCH_MQ, UNLOCK_BATCH_MQ)
+            // requests the broker sends to a client: records and ids point at the gateway
+            .upstreamRequest(recordsToClients::checkBack, CHECK_TRANSACTION_STATE)
+            .upstreamRequest(recordsToClients::consumeDirectly, CONSUME_MESSAGE_DIRECTLY)
+            .build();
+    }
+}

@@ -1,0 +1,98 @@
+package io.rmqgw.gateway.broker;
+
+import io.netty.buffer.ByteBuf;
+import io.rmqgw.codec.frame.Frames;
+import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.codec.header.CommandHeader;
+import io.rmqgw.codec.header.HeaderTranscoder;
+import io.rmqgw.gateway.edge.EdgeSettings;
+import io.rmqgw.gateway.edge.NameRefusal;
+import io.rmqgw.gateway.edge.NameRule;
+import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.metrics.GatewayMetrics;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Forwarding a client request to its broker with the edge's checks: names checked, a bad name
+ * answered as the broker would and never forwarded, the header decoded at most once.
+ */
+final class Forwarding {
+
+    private static final Logger log = LoggerFactory.getLogger(Forwarding.class);
+
+    private Forwarding() {
+    }
+
+    /**
+     * A request with a typed header (sends, pulls): when names are checked, topic labels are on or
+     * the encoding changes, one decode serves all three; otherwise the bytes go as they came. Takes
+     * ownership of {@code request}; null when refused.
+     */
+    static <H extends CommandHeader> ByteBuf typed(RelaySession session, RemotingFrame request, Class<H> type,
+                                                   BiFunction<H, EdgeSettings, NameRefusal> rule,
+                                                   Function<H, String> topic) {
+        EdgeSettings edge = session.edge();
+        GatewayMetrics metrics = session.metrics();
+        boolean sameEncoding = edge.upstreamEncoding() == null || edge.upstreamEncoding() == request.encoding();
+        if (edge.names() == null && sameEncoding && !metrics.topicLabelsEnabled()) {
+            return request.content();
+        }
+        CommandHeader decoded;
+        try {
+            decoded = HeaderTranscoder.decodeRequest(request);
+        } catch (RuntimeException e) {
+            // undecodable: released here, the pipeline closes the connection with a counted reason
+            request.release();
+            throw e;
+        }
+        if (type.isInstance(decoded)) {
+            H header = type.cast(decoded);
+            metrics.topicRequest(metrics.topicLabelsEnabled() ? topic.apply(header) : null, request.code());
+            NameRefusal refusal = edge.names() == null ? null : rule.apply(header, edge);
+            if (refusal != null) {
+                decoded.release();
+                refuse(session, request, refusal);
+                return null;
+            }
+        }
+        return session.reencodeForUpstream(request, decoded);
+    }
+
+    /** A request whose names sit in its extFields or body: checked by {@code rule}. Takes ownership; null when refused. */
+    static ByteBuf checked(RelaySession session, RemotingFrame request, NameRule rule) {
+        EdgeSettings edge = session.edge();
+        if (edge.names() != null) {
+            NameRefusal refusal;
+            try {
+                refusal = rule.check(request, edge);
+            } catch (RuntimeException e) {
+                request.release();
+                throw e;
+            }
+            if (refusal != null) {
+                refuse(session, request, refusal);
+                return null;
+            }
+        }
+        return session.reencodeForUpstream(request, null);
+    }
+
+    /** Answers a request with a bad name as a broker would, and never forwards it. Takes ownership. */
+    private static void refuse(RelaySession session, RemotingFrame request, NameRefusal refusal) {
+        try {
+            session.metrics().nameRejected(refusal.check().label());
+            if (request.isOneway()) {
+                log.warn("client {}: oneway request code {} refused: {}", session.clientAddress(), request.code(),
+                    refusal.remark());
+                return;
+            }
+            session.answerLocally(Frames.errorResponse(session.client().alloc(), request.opaque(),
+                session.answerEncoding(request.encoding()), refusal.code(), refusal.remark()));
+        } finally {
+            request.release();
+        }
+    }
+}

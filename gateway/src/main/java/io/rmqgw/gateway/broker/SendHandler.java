@@ -1,0 +1,63 @@
+package io.rmqgw.gateway.broker;
+
+import io.netty.buffer.ByteBuf;
+import io.rmqgw.codec.frame.MalformedFrameException;
+import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.codec.header.CommandHeader;
+import io.rmqgw.codec.header.HeaderTranscoder;
+import io.rmqgw.codec.header.SendRequestHeader;
+import io.rmqgw.codec.header.SendResponseHeader;
+import io.rmqgw.codec.message.MessageIds;
+import io.rmqgw.codec.message.StoreHostMapper;
+import io.rmqgw.gateway.edge.NameGuard;
+import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.RequestHandler;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
+
+/**
+ * Sends: the topic and producer group are checked at the edge (typed header), and the answer's
+ * {@code msgId} (offsetMsgIds naming the broker's store host) is rewritten to the gateway's port
+ * for the broker, so query-by-id and everything derived from ids come back through the gateway.
+ */
+public final class SendHandler implements RequestHandler {
+
+    private static final String MSG_ID = "msgId";
+
+    private final StoreHostMapper storeHosts;
+    private final boolean typedHeader;
+
+    /**
+     * @param typedHeader whether the request has the typed send header (SEND_MESSAGE, _V2, BATCH) whose
+     *                    names are checked; reply sends carry it as generic extFields and go unchecked
+     */
+    public SendHandler(StoreHostMapper storeHosts, boolean typedHeader) {
+        this.storeHosts = storeHosts;
+        this.typedHeader = typedHeader;
+    }
+
+    @Override
+    public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
+        return typedHeader
+            ? Forwarding.typed(session, request, SendRequestHeader.class, NameGuard::checkSend, SendRequestHeader::topic)
+            : session.reencodeForUpstream(request, null);
+    }
+
+    @Override
+    public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response,
+                              SerializeType requestEncoding) {
+        CommandHeader header;
+        try {
+            header = HeaderTranscoder.decodeResponse(response, requestCode);
+        } catch (MalformedFrameException e) {
+            // the client decodes what its broker sent; the gateway only declines to rewrite it
+            return response.content();
+        }
+        String ids = header instanceof SendResponseHeader send ? send.msgId() : header.get(MSG_ID);
+        String rewritten = ids == null ? null : MessageIds.rewriteList(ids, storeHosts);
+        if (rewritten == null || rewritten.equals(ids)) {
+            return session.reencodeForClient(response, header, requestEncoding);
+        }
+        header.put(MSG_ID, rewritten);
+        return session.rebuildForClient(response, header, requestEncoding);
+    }
+}

@@ -1,0 +1,77 @@
+package io.rmqgw.gateway.namesrv;
+
+import io.rmqgw.gateway.HandlerTables;
+import io.rmqgw.gateway.admin.Readiness;
+import io.rmqgw.gateway.broker.BrokerListeners;
+import io.rmqgw.gateway.relay.HandlerTable;
+import io.rmqgw.gateway.relay.RelayContext;
+import io.rmqgw.gateway.relay.UpstreamRole;
+import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.routing.NamesrvAddresses;
+import io.rmqgw.routing.RouteCache;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The name-server role on the gateway's main port: each client connection relays to a name
+ * server, dialed in failover order (the last good one first).
+ */
+public final class NamesrvRole implements UpstreamRole {
+
+    private final RelayContext context;
+    private final HandlerTable handlers;
+    private final GatewayMetrics metrics;
+    private final Readiness readiness;
+
+    public NamesrvRole(RelayContext context, BrokerListeners brokers, RouteCache routes, Readiness readiness) {
+        this.context = context;
+        this.metrics = context.metrics();
+        this.handlers = HandlerTables.namesrv(brokers, routes, metrics);
+        this.readiness = readiness;
+    }
+
+    @Override
+    public HandlerTable handlers() {
+        return handlers;
+    }
+
+    @Override
+    public List<String> upstreamTargets() {
+        NamesrvAddresses namesrv = context.upstream().namesrv();
+        if (namesrv == null) {
+            return List.of();
+        }
+        List<Integer> order = namesrv.failoverOrder();
+        List<String> targets = new ArrayList<>(order.size());
+        for (int index : order) {
+            targets.add(namesrv.get(index).toString());
+        }
+        return targets;
+    }
+
+    @Override
+    public void upstreamResult(String target, boolean connected) {
+        metrics.namesrvUp(target, connected);
+        NamesrvAddresses namesrv = context.upstream().namesrv();
+        for (int i = 0; namesrv != null && i < namesrv.size(); i++) {
+            if (namesrv.get(i).toString().equals(target)) {
+                if (connected) {
+                    namesrv.markGood(i);
+                } else {
+                    namesrv.markFailed(i);
+                }
+                return;
+            }
+        }
+    }
+
+    @Override
+    public void upstreamAnswered() {
+        readiness.namesrvAnswered();
+    }
+
+    @Override
+    public String describe(String target) {
+        return "name server " + target;
+    }
+}

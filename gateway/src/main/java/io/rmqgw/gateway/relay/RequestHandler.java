@@ -1,0 +1,64 @@
+package io.rmqgw.gateway.relay;
+
+import io.netty.buffer.ByteBuf;
+import io.rmqgw.codec.frame.RemotingFrame;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
+
+/**
+ * How the gateway treats the requests of one or more codes, registered in a {@link HandlerTable}.
+ * Every method has the pass-through behaviour as its default: the frame goes on as the bytes it
+ * arrived as (only re-encoded when an edge needs another header encoding), so a handler overrides
+ * just what it changes, and a code nobody registered is never decoded. Called on the client
+ * connection's event loop only.
+ */
+public interface RequestHandler {
+
+    /** Forwards every request and answer unchanged. */
+    RequestHandler PASS_THROUGH = new RequestHandler() {
+        @Override
+        public String toString() {
+            return "pass-through";
+        }
+    };
+
+    /**
+     * The bytes to send upstream, in the upstream header encoding; takes ownership of
+     * {@code request}. Returns null when the handler answered the client itself
+     * ({@link RelaySession#answerLocally}) instead of forwarding.
+     */
+    default ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
+        return session.reencodeForUpstream(request, null);
+    }
+
+    /**
+     * Anything to keep with the pending request for {@link #onResponse} (read before
+     * {@link #toUpstream} takes the frame); null for most handlers.
+     */
+    default Object requestContext(RemotingFrame request) {
+        return null;
+    }
+
+    /**
+     * Treats the upstream's answer before it reaches the client; takes ownership of
+     * {@code response}. {@code requestEncoding} is how the client sent the request. Returns the
+     * bytes to write now, or null when the handler answers later through
+     * {@link RelaySession#writeToClient}.
+     */
+    default ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response,
+                               SerializeType requestEncoding) {
+        return session.reencodeForClient(response, null, requestEncoding);
+    }
+
+    /** Whether the upstream may hold the request (long polling): it then gets the long-poll timeout. */
+    default boolean longPolling() {
+        return false;
+    }
+
+    /**
+     * Answers a request while no upstream is reachable ({@code request} stays the caller's). Returns
+     * the answer, or null to let the session answer with SYSTEM_ERROR naming {@code reason}.
+     */
+    default ByteBuf answerWithoutUpstream(RelaySession session, RemotingFrame request, String reason) {
+        return null;
+    }
+}

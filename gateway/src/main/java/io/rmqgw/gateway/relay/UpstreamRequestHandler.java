@@ -1,0 +1,20 @@
+package io.rmqgw.gateway.relay;
+
+import io.netty.buffer.ByteBuf;
+import io.rmqgw.codec.frame.RemotingFrame;
+
+/**
+ * How the gateway treats a request an upstream sends to a client (transaction check-back,
+ * consumer notifications, running info), registered in a {@link HandlerTable}. Called on the
+ * client connection's event loop only.
+ */
+@FunctionalInterface
+public interface UpstreamRequestHandler {
+
+    /** Relays the request in the encoding the client uses. */
+    UpstreamRequestHandler PASS_THROUGH = (session, request) ->
+        session.reencodeForClient(request, null, session.clientEncoding());
+
+    /** The bytes to write to the client; takes ownership of {@code request}. */
+    ByteBuf toClient(RelaySession session, RemotingFrame request);
+}

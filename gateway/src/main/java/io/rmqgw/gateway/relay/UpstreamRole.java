@@ -1,0 +1,28 @@
+package io.rmqgw.gateway.relay;
+
+import java.util.List;
+
+/**
+ * What a listener's sessions relay to: the upstreams to dial, how remarks name them, and the
+ * {@link HandlerTable} for their request codes. One per listener (the name-server port, each
+ * broker's ports); called on the session's event loop, so implementations are thread-safe.
+ */
+public interface UpstreamRole {
+
+    /** Request code to handler for this role. */
+    HandlerTable handlers();
+
+    /** Upstream addresses to dial, in order; the first that connects is used. */
+    List<String> upstreamTargets();
+
+    /** {@code target} connected (or refused): lets a role remember which upstream is good. */
+    default void upstreamResult(String target, boolean connected) {
+    }
+
+    /** The upstream answered a request (any code). */
+    default void upstreamAnswered() {
+    }
+
+    /** How remarks name an upstream, e.g. {@code broker 127.0.0.1:10911}. */
+    String describe(String target);
+}
