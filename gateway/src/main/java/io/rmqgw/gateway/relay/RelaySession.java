@@ -91,6 +91,12 @@ public final class RelaySession {
         };
     }
 
+    /** The session of an accepted client channel, or null before it is active (tests and diagnostics). */
+    static RelaySession of(Channel client) {
+        ClientSide side = client.pipeline().get(ClientSide.class);
+        return side == null ? null : side.session;
+    }
+
     public Channel client() {
         return client;
     }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.gateway.testing.RawClient;
 import io.rmqgw.gateway.testing.Records;
 import io.rmqgw.gateway.testing.ScriptedPeer;
@@ -127,6 +128,7 @@ class BrokerToClientRequestTest {
     }
 
     @Test
+    @CoversCodes(CHECK_TRANSACTION_STATE)
     void checkBackOfThisBrokersMessageNamesTheGatewayAsStoreHost() throws Exception {
         InetSocketAddress real = new InetSocketAddress("127.0.0.1", broker.port());
         InetSocketAddress advertised = new InetSocketAddress("127.0.0.1", gateway.brokerPort(broker.address()));
@@ -149,6 +151,27 @@ class BrokerToClientRequestTest {
             assertEquals(1, messages.size());
             assertEquals(advertised, messages.get(0).getStoreHost());
             assertEquals("half message", new String(messages.get(0).getBody(), StandardCharsets.UTF_8));
+        }
+    }
+
+    @Test
+    @CoversCodes(CONSUME_MESSAGE_DIRECTLY)
+    void consumeDirectlyOfThisBrokersMessageNamesTheGatewayAsStoreHost() throws Exception {
+        InetSocketAddress real = new InetSocketAddress("127.0.0.1", broker.port());
+        InetSocketAddress advertised = new InetSocketAddress("127.0.0.1", gateway.brokerPort(broker.address()));
+        byte[] record = Records.record("TopicA", "consume me", real, 4096, 2);
+        try (RawClient client = RawClient.connect(advertised.getPort())) {
+            ScriptedPeer.Connection upstream = broker.awaitConnection(RawClient.WAIT);
+            upstream.send(Wire.request(CONSUME_MESSAGE_DIRECTLY).opaque(78).ext("consumerGroup", "cg")
+                .ext("clientId", "127.0.0.1@1").ext("msgId", MessageDecoder.createMessageId(real, 4096)).body(record).bytes());
+            Wire.Frame got = client.read();
+            assertEquals(CONSUME_MESSAGE_DIRECTLY, got.code());
+            assertEquals(78, got.opaque());
+            List<MessageExt> messages = Records.decode(got.body());
+            assertEquals(1, messages.size());
+            assertEquals(advertised, messages.get(0).getStoreHost(), "the record's store host names the gateway");
+            assertEquals(4096, MessageDecoder.decodeMessageId(messages.get(0).getMsgId()).getOffset());
+            assertEquals("consume me", new String(messages.get(0).getBody(), StandardCharsets.UTF_8));
         }
     }
 

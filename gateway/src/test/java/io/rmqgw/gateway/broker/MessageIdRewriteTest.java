@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
+import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.gateway.testing.RawClient;
 import io.rmqgw.gateway.testing.Records;
 import io.rmqgw.gateway.testing.ScriptedPeer;
@@ -18,19 +19,20 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.rocketmq.common.message.MessageDecoder;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageId;
+import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** A broker names itself in offsetMsgIds and store hosts; through the gateway they name the gateway's port for it. */
 class MessageIdRewriteTest {
 
-    private static final int SEND_MESSAGE_V2 = 310;
-    private static final int SEND_BATCH_MESSAGE = 320;
-    private static final int PULL_MESSAGE = 11;
+    private static final int SEND_MESSAGE_V2 = RequestCode.SEND_MESSAGE_V2;
+    private static final int SEND_BATCH_MESSAGE = RequestCode.SEND_BATCH_MESSAGE;
     private static final long OFFSET = 0x0000_0012_3456_789AL;
 
     private ScriptedPeer broker;
@@ -69,6 +71,7 @@ class MessageIdRewriteTest {
 
     @ParameterizedTest
     @EnumSource(SerializeType.class)
+    @CoversCodes(RequestCode.SEND_MESSAGE_V2)
     void sendAnswerMsgIdNamesTheGatewayWithTheSameCommitLogOffset(SerializeType brokerEncoding) throws Exception {
         String realId = MessageDecoder.createMessageId(brokerAddress(), OFFSET);
         answer.set(Wire.response(Wire.SUCCESS, 0).type(brokerEncoding)
@@ -101,7 +104,28 @@ class MessageIdRewriteTest {
         }
     }
 
+    @ParameterizedTest
+    @ValueSource(ints = {RequestCode.SEND_MESSAGE, RequestCode.SEND_REPLY_MESSAGE, RequestCode.SEND_REPLY_MESSAGE_V2})
+    @CoversCodes({RequestCode.SEND_MESSAGE, RequestCode.SEND_REPLY_MESSAGE, RequestCode.SEND_REPLY_MESSAGE_V2})
+    void otherSendAnswersNameTheGatewayToo(int code) throws Exception {
+        String realId = MessageDecoder.createMessageId(brokerAddress(), OFFSET);
+        answer.set(Wire.response(Wire.SUCCESS, 0).ext("msgId", realId).ext("queueId", "2").ext("queueOffset", "9"));
+        try (RawClient client = RawClient.connect(gateway.brokerPort(broker.address()))) {
+            client.send(Wire.request(code).opaque(code).ext("producerGroup", "pg").ext("topic", "TopicA")
+                .ext("defaultTopic", "TBW102").ext("defaultTopicQueueNums", "4").ext("queueId", "2").ext("sysFlag", "0")
+                .ext("bornTimestamp", "1700000000000").ext("flag", "0").body("reply").bytes());
+            assertEquals(code, broker.awaitFrame(RawClient.WAIT).frame().code(), "forwarded");
+            Wire.Frame got = client.read();
+            assertEquals(code, got.opaque());
+            MessageId decoded = MessageDecoder.decodeMessageId(got.ext().get("msgId"));
+            assertEquals(gatewayAddress(), decoded.getAddress());
+            assertEquals(OFFSET, decoded.getOffset());
+            assertEquals("9", got.ext().get("queueOffset"));
+        }
+    }
+
     @Test
+    @CoversCodes(RequestCode.SEND_BATCH_MESSAGE)
     void batchSendAnswerRewritesEveryIdOfThisBrokerAndKeepsOthers() throws Exception {
         String own1 = MessageDecoder.createMessageId(brokerAddress(), 100);
         String own2 = MessageDecoder.createMessageId(brokerAddress(), 200);
@@ -130,8 +154,12 @@ class MessageIdRewriteTest {
         }
     }
 
-    @Test
-    void pulledRecordsNameTheGatewayAsStoreHost() throws Exception {
+    @ParameterizedTest
+    @ValueSource(ints = {RequestCode.PULL_MESSAGE, RequestCode.LITE_PULL_MESSAGE, RequestCode.POP_MESSAGE,
+        RequestCode.QUERY_MESSAGE, RequestCode.VIEW_MESSAGE_BY_ID})
+    @CoversCodes({RequestCode.PULL_MESSAGE, RequestCode.LITE_PULL_MESSAGE, RequestCode.POP_MESSAGE,
+        RequestCode.QUERY_MESSAGE, RequestCode.VIEW_MESSAGE_BY_ID})
+    void recordsInAnswersNameTheGatewayAsStoreHost(int code) throws Exception {
         InetSocketAddress other = new InetSocketAddress("10.1.2.3", 10911);
         byte[] body = Records.concat(
             Records.record("TopicA", "first", brokerAddress(), 1000, 7),
@@ -141,7 +169,8 @@ class MessageIdRewriteTest {
             .ext("maxOffset", "10").ext("suggestWhichBrokerId", "0").body(body));
 
         try (RawClient client = RawClient.connect(gateway.brokerPort(broker.address()))) {
-            client.send(Wire.request(PULL_MESSAGE).opaque(11).ext("topic", "TopicA").ext("queueId", "1").bytes());
+            client.send(Wire.request(code).opaque(11).ext("consumerGroup", "cg").ext("topic", "TopicA").ext("queueId", "1")
+                .bytes());
             Wire.Frame got = client.read();
             assertEquals(Wire.SUCCESS, got.code());
             List<MessageExt> messages = Records.decode(got.body());

@@ -1,5 +1,18 @@
 package io.rmqgw.gateway.edge;
 
+import static org.apache.rocketmq.remoting.protocol.RequestCode.CONSUMER_SEND_MSG_BACK;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.GET_CONSUMER_LIST_BY_GROUP;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.HEART_BEAT;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.LITE_PULL_MESSAGE;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.LOCK_BATCH_MQ;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.PULL_MESSAGE;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.QUERY_CONSUMER_OFFSET;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.SEND_BATCH_MESSAGE;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.SEND_MESSAGE;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.SEND_MESSAGE_V2;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.UNLOCK_BATCH_MQ;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.UNREGISTER_CLIENT;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.UPDATE_CONSUMER_OFFSET;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,6 +22,7 @@ import io.rmqgw.codec.name.NameValidator;
 import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.NamesConfig;
 import io.rmqgw.gateway.config.ResponseEncoding;
+import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.gateway.testing.RawClient;
 import io.rmqgw.gateway.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.Wire;
@@ -108,6 +122,27 @@ class EdgeNameCheckTest {
             + producerGroup + "\"}]}";
     }
 
+    static Wire.Builder sendBack(SerializeType t, String group) {
+        return Wire.request(CONSUMER_SEND_MSG_BACK).type(t).ext("group", group).ext("offset", "100")
+            .ext("delayLevel", "0").ext("originMsgId", "AC11000100002A9F0000000000000064").ext("originTopic", "TopicA")
+            .ext("maxReconsumeTimes", "16");
+    }
+
+    static Wire.Builder consumerList(SerializeType t, String group) {
+        return Wire.request(GET_CONSUMER_LIST_BY_GROUP).type(t).ext("consumerGroup", group);
+    }
+
+    static Wire.Builder unregister(SerializeType t, String producerGroup, String consumerGroup) {
+        Wire.Builder b = Wire.request(UNREGISTER_CLIENT).type(t).ext("clientID", "127.0.0.1@4711#1");
+        return producerGroup != null ? b.ext("producerGroup", producerGroup) : b.ext("consumerGroup", consumerGroup);
+    }
+
+    /** A LOCK_BATCH_MQ / UNLOCK_BATCH_MQ body as an orderly consumer writes it. */
+    static Wire.Builder lock(SerializeType t, int code, String group, String topic) {
+        return Wire.request(code).type(t).body("{\"clientId\":\"127.0.0.1@4711#1\",\"consumerGroup\":\"" + group
+            + "\",\"mqSet\":[{\"brokerName\":\"broker-a\",\"queueId\":0,\"topic\":\"" + topic + "\"}]}");
+    }
+
     static Wire.Builder heartbeatRequest(SerializeType t, String body) {
         return Wire.request(ClientFrames.HEART_BEAT).type(t).body(body);
     }
@@ -152,7 +187,14 @@ class EdgeNameCheckTest {
             new Case("HEART_BEAT: bad subscription topic",
                 t -> heartbeatRequest(t, heartbeat("cg", "pg", "TopicA", BAD_TOPIC)), ill, topicRemark(ill, BAD_TOPIC)),
             new Case("HEART_BEAT: bad producer groupName",
-                t -> heartbeatRequest(t, heartbeat("cg", "pg:1", "TopicA")), ill, groupRemark(ill, "pg:1")));
+                t -> heartbeatRequest(t, heartbeat("cg", "pg:1", "TopicA")), ill, groupRemark(ill, "pg:1")),
+            new Case("CONSUMER_SEND_MSG_BACK: bad group", t -> sendBack(t, "cg?"), ill, groupRemark(ill, "cg?")),
+            new Case("GET_CONSUMER_LIST_BY_GROUP: bad group", t -> consumerList(t, "c g"), ill, groupRemark(ill, "c g")),
+            new Case("UNREGISTER_CLIENT: bad producer group", t -> unregister(t, "pg*", null), ill, groupRemark(ill, "pg*")),
+            new Case("UNREGISTER_CLIENT: bad consumer group", t -> unregister(t, null, "cg*"), ill, groupRemark(ill, "cg*")),
+            new Case("LOCK_BATCH_MQ: bad group", t -> lock(t, LOCK_BATCH_MQ, "cg<", "TopicA"), ill, groupRemark(ill, "cg<")),
+            new Case("UNLOCK_BATCH_MQ: bad topic", t -> lock(t, UNLOCK_BATCH_MQ, "cg", BAD_TOPIC), ill,
+                topicRemark(ill, BAD_TOPIC)));
     }
 
     static Stream<Arguments> badNamesInBothEncodings() {
@@ -198,6 +240,9 @@ class EdgeNameCheckTest {
 
     @ParameterizedTest(name = "{0}, {1}")
     @MethodSource("badNamesInBothEncodings")
+    @CoversCodes({SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE, PULL_MESSAGE, LITE_PULL_MESSAGE, QUERY_CONSUMER_OFFSET,
+        UPDATE_CONSUMER_OFFSET, HEART_BEAT, CONSUMER_SEND_MSG_BACK, GET_CONSUMER_LIST_BY_GROUP, UNREGISTER_CLIENT,
+        LOCK_BATCH_MQ, UNLOCK_BATCH_MQ})
     void aBadNameIsAnsweredAtTheEdgeAndNeverForwarded(Case c, SerializeType encoding) throws Exception {
         refused(checked, c, encoding, INVALID_PARAMETER);
     }
@@ -270,7 +315,12 @@ class EdgeNameCheckTest {
                 t -> offset(t, ClientFrames.UPDATE_CONSUMER_OFFSET, "cg_1", t127), NameCheck.VALID, null),
             new Case("HEART_BEAT with retry subscriptions",
                 t -> heartbeatRequest(t, heartbeat("cg_1", "CLIENT_INNER_PRODUCER", "TopicA", "%RETRY%cg_1")),
-                NameCheck.VALID, null));
+                NameCheck.VALID, null),
+            new Case("CONSUMER_SEND_MSG_BACK", t -> sendBack(t, "cg_1"), NameCheck.VALID, null),
+            new Case("GET_CONSUMER_LIST_BY_GROUP", t -> consumerList(t, "cg_1"), NameCheck.VALID, null),
+            new Case("UNREGISTER_CLIENT", t -> unregister(t, "pg_1", null), NameCheck.VALID, null),
+            new Case("LOCK_BATCH_MQ", t -> lock(t, LOCK_BATCH_MQ, "cg_1", "TopicA"), NameCheck.VALID, null),
+            new Case("UNLOCK_BATCH_MQ", t -> lock(t, UNLOCK_BATCH_MQ, "cg_1", "%RETRY%cg_1"), NameCheck.VALID, null));
     }
 
     static Stream<Arguments> goodNamesInBothEncodings() {
@@ -306,6 +356,9 @@ class EdgeNameCheckTest {
 
     @ParameterizedTest(name = "{0}, {1}")
     @MethodSource("goodNamesInBothEncodings")
+    @CoversCodes({SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE, PULL_MESSAGE, LITE_PULL_MESSAGE, QUERY_CONSUMER_OFFSET,
+        UPDATE_CONSUMER_OFFSET, HEART_BEAT, CONSUMER_SEND_MSG_BACK, GET_CONSUMER_LIST_BY_GROUP, UNREGISTER_CLIENT,
+        LOCK_BATCH_MQ, UNLOCK_BATCH_MQ})
     void goodNamesRetryAndDlqNamesAmongThemPass(Case c, SerializeType encoding) throws Exception {
         double before = rejectedTotal(checked);
         Wire.Frame got = forwarded(checked, c.request().apply(encoding));

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.gateway.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.gateway.testing.ScriptedPeer;
@@ -16,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
+import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -76,6 +78,7 @@ class RouteRewriteTest {
     }
 
     @ParameterizedTest(name = "{0}")
+    @CoversCodes(RequestCode.GET_ROUTEINFO_BY_TOPIC)
     @MethodSource("clients")
     void routeNamesTheGatewayListenerInTheNameServersDialect(String what, int version, boolean acceptStandard,
                                                              SerializeType type, boolean fastjson) throws Exception {
@@ -154,6 +157,7 @@ class RouteRewriteTest {
     }
 
     @Test
+    @CoversCodes(RequestCode.GET_BROKER_CLUSTER_INFO)
     void clusterInfoAnswerNamesTheGatewayListeners() throws Exception {
         namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-b", brokerB.address()));
         try (RawClient client = RawClient.connect(gateway.port())) {
