@@ -137,6 +137,7 @@ public final class TestGateway implements AutoCloseable {
         private HeaderEncoding headerEncoding = HeaderEncoding.PRESERVE;
         private ResponseEncoding responseEncoding = ResponseEncoding.MIRROR;
         private NamesConfig names = new NamesConfig(false, null, null, null);
+        private AdminConfig admin = AdminConfig.DISABLED;
 
         public Builder namesrv(String... addresses) {
             namesrv.addAll(List.of(addresses));
@@ -184,6 +185,12 @@ public final class TestGateway implements AutoCloseable {
             return this;
         }
 
+        /** Per-topic request metrics for at most {@code limit} topics (the admin port stays closed). */
+        public Builder topicLabels(int limit) {
+            this.admin = new AdminConfig(false, null, true, limit);
+            return this;
+        }
+
         public Builder drainTimeout(Duration drain) {
             this.drainTimeout = drain;
             return this;
@@ -198,7 +205,7 @@ public final class TestGateway implements AutoCloseable {
                 PortRange brokerPorts = new PortRange(brokerBase, brokerBase + brokerPortCount - 1);
                 GatewayConfig config = new GatewayConfig(new HostPort("127.0.0.1", listen), "127.0.0.1", brokerPorts,
                     new UpstreamConfig(upstreams, connectTimeout, requestTimeout, longPollTimeout, headerEncoding),
-                    new RouteCacheConfig(routeTtl), maxFrameLength, drainTimeout, null, AdminConfig.DISABLED,
+                    new RouteCacheConfig(routeTtl), maxFrameLength, drainTimeout, null, admin,
                     new DownstreamConfig(responseEncoding), names);
                 GatewayMetrics metrics = GatewayMetrics.inMemory();
                 try {
