@@ -92,9 +92,15 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
     }
 
     private ByteBuf extractFrame(ChannelHandlerContext ctx, ByteBuf in) throws Exception {
+        int start = in.readerIndex();
         try {
             return (ByteBuf) super.decode(ctx, in);
         } catch (TooLongFrameException e) {
+            // the bytes are still there (skipped, not discarded): say what spoke if it was not RocketMQ
+            String foreign = ForeignProtocol.describe(in, start);
+            if (foreign != null) {
+                throw new MalformedFrameException(MalformedReason.NOT_REMOTING, foreign, e);
+            }
             throw new MalformedFrameException(MalformedReason.FRAME_TOO_LONG,
                 "frame exceeds the limit of " + maxFrameLength + " bytes", e);
         } catch (CorruptedFrameException e) {

@@ -4,6 +4,8 @@ package io.rmqgw.codec.frame;
 public enum MalformedReason {
     BAD_LENGTH("bad_length"),
     FRAME_TOO_LONG("frame_too_long"),
+    /** Another protocol on a remoting port: HTTP, or a TLS handshake. */
+    NOT_REMOTING("not_remoting"),
     HEADER_PAST_FRAME("header_past_frame"),
     UNKNOWN_SERIALIZE_TYPE("unknown_serialize_type"),
     INVALID_JSON("invalid_json"),

@@ -33,8 +33,8 @@ class FrameDecoderMalformedTest {
     static Stream<Arguments> malformedStreams() {
         List<Arguments> cases = new ArrayList<>();
         // garbage that is not a remoting stream at all
-        add(cases, "HTTP request", MalformedReason.FRAME_TOO_LONG, utf8("GET / HTTP/1.1\r\nHost: broker\r\n\r\n"));
-        add(cases, "TLS client hello", MalformedReason.FRAME_TOO_LONG,
+        add(cases, "HTTP request", MalformedReason.NOT_REMOTING, utf8("GET / HTTP/1.1\r\nHost: broker\r\n\r\n"));
+        add(cases, "TLS client hello", MalformedReason.NOT_REMOTING,
             new byte[] {0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, (byte) 0xFC, 0x03, 0x03});
         add(cases, "all ones", MalformedReason.BAD_LENGTH, new byte[] {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1});
         add(cases, "small garbage length, garbage type", MalformedReason.UNKNOWN_SERIALIZE_TYPE,
@@ -189,6 +189,22 @@ class FrameDecoderMalformedTest {
             () -> channel.writeInbound(pooled(frame(JSON, header, new byte[fits + 1]))));
         assertEquals(MalformedReason.FRAME_TOO_LONG, e.reason());
         assertFalse(channel.finishAndReleaseAll());
+    }
+
+    @Test
+    void otherProtocolsAreNamedInTheReason() {
+        EmbeddedChannel http = new EmbeddedChannel(new FrameDecoder(64));
+        MalformedFrameException e = assertThrows(MalformedFrameException.class,
+            () -> http.writeInbound(pooled(utf8("POST /reload HTTP/1.1\r\nHost: gw\r\n\r\n"))));
+        assertEquals(MalformedReason.NOT_REMOTING, e.reason());
+        assertTrue(e.getMessage().contains("an HTTP request (\"POST /reload HTTP/1.1\")"), e.getMessage());
+        assertFalse(http.finishAndReleaseAll());
+
+        EmbeddedChannel tls = new EmbeddedChannel(new FrameDecoder(64));
+        e = assertThrows(MalformedFrameException.class,
+            () -> tls.writeInbound(pooled(new byte[] {0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01})));
+        assertTrue(e.getMessage().contains("TLS handshake"), e.getMessage());
+        assertFalse(tls.finishAndReleaseAll());
     }
 
     @Test

@@ -48,7 +48,7 @@ class MalformedClientInputTest {
         byte[] oversizedPrefix = ByteBuffer.allocate(16).putInt(MAX_FRAME + 1).putInt(0x00000010).array();
         byte[] fullOversized = Wire.request(CODE).body(new byte[MAX_FRAME]).bytes();
         return Stream.of(
-            Arguments.of("HTTP request", "frame_too_long", Wire.utf8("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")),
+            Arguments.of("HTTP request", "not_remoting", Wire.utf8("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")),
             Arguments.of("negative length garbage", "bad_length", new byte[] {
                 (byte) 0xFF, (byte) 0xFE, (byte) 0xFD, (byte) 0xFC, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}),
             Arguments.of("length too short for a header length", "bad_length", new byte[] {0, 0, 0, 2, 0, 0}),
