@@ -161,6 +161,7 @@ public final class RelaySession {
      * flushed with the read burst. Takes ownership of {@code answer}.
      */
     public void answerLocally(ByteBuf answer) {
+        assert client.eventLoop().inEventLoop() : "answerLocally off the session's event loop";
         client.write(answer, client.voidPromise());
         clientNeedsFlush = true;
     }
@@ -257,6 +258,7 @@ public final class RelaySession {
     // ---- client -> upstream ----
 
     private void fromClient(RemotingFrame frame) {
+        assert client.eventLoop().inEventLoop() : "client frame off the session's event loop";
         if (frame.isResponse()) {
             // the client's answer to a broker's request (check-back, running info)
             if (state instanceof SessionState.Connected c) {
@@ -369,6 +371,8 @@ public final class RelaySession {
     // ---- upstream -> client ----
 
     private void fromUpstream(RemotingFrame frame) {
+        // the upstream channel was dialed onto the client's loop: one loop owns both sides
+        assert client.eventLoop().inEventLoop() : "upstream frame off the session's event loop";
         ByteBuf out;
         if (frame.isResponse()) {
             PendingRequests.Pending p = pending.remove(frame.opaque());
