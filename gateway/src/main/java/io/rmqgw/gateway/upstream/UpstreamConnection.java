@@ -77,6 +77,8 @@ public final class UpstreamConnection {
     private final AtomicInteger admitted = new AtomicInteger();
     /** Where the latest dial went; volatile only so {@link #describe} may be called from any thread. */
     private volatile String target;
+    /** Mirrors {@code state instanceof Connected} for readers on other threads. */
+    private volatile boolean connected;
 
     // ---- owned by loop ----
     private final ResponseTable table = new ResponseTable();
@@ -189,6 +191,11 @@ public final class UpstreamConnection {
         return admitted.get();
     }
 
+    /** Whether a channel is up now (a snapshot: it may close the next moment). */
+    public boolean isConnected() {
+        return connected;
+    }
+
     /** The event loop that owns this connection. */
     public EventLoop eventLoop() {
         return loop;
@@ -204,6 +211,7 @@ public final class UpstreamConnection {
         onLoop(() -> {
             State before = state;
             state = new State.Closed();
+            connected = false;
             if (timeoutScan != null) {
                 timeoutScan.cancel(false);
             }
@@ -396,6 +404,7 @@ public final class UpstreamConnection {
     private void connected(Channel channel) {
         log.debug("{}: connected from {}", describe(), channel.localAddress());
         state = new State.Connected(channel);
+        connected = true;
         closeReason = null;
         for (Outgoing out; (out = dialWaiters.poll()) != null; ) {
             write(channel, out);
@@ -439,6 +448,7 @@ public final class UpstreamConnection {
             return;
         }
         state = new State.Idle();
+        connected = false;
         String why = closeReason == null ? "closed" : "closed (" + closeReason + ")";
         List<Pending> orphans = table.drain();
         log.debug("{}: connection {}, {} requests in flight", describe(), why, orphans.size());
