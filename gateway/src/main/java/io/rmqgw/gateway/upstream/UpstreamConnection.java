@@ -141,7 +141,11 @@ public final class UpstreamConnection {
      * <p>Takes ownership of {@code body} (may be null), released on every path. The future completes on
      * {@code replyOn}: with the response frame, which the caller then owns and must release, or with an
      * {@link UpstreamException} (connect failure, connection lost, timeout after {@code timeoutNanos},
-     * busy, closed). A response arriving after the future failed is released and dropped.
+     * busy, closed). A response arriving after the future failed is released and dropped. Cancelling the
+     * future does not withdraw the request: it holds its in-flight slot until answered or timed out, and
+     * the answer is then released.
+     *
+     * @param timeoutNanos how long to wait for the answer, dial included (positive); checked every 500 ms
      */
     public Future<RemotingFrame> request(RemotingHeader header, ByteBuf body, long timeoutNanos, EventExecutor replyOn) {
         Promise<RemotingFrame> response = replyOn.newPromise();
@@ -201,9 +205,9 @@ public final class UpstreamConnection {
         return loop;
     }
 
-    /** The allocator for frames written on this connection. */
+    /** The allocator for frames written on this connection (the pooled channels use the default one). */
     public ByteBufAllocator alloc() {
-        return state instanceof State.Connected c ? c.channel().alloc() : ByteBufAllocator.DEFAULT;
+        return ByteBufAllocator.DEFAULT;
     }
 
     /** Fails everything in flight with CLOSED and closes the channel; later requests fail the same way. */
