@@ -16,6 +16,7 @@ import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.RelaySession;
 import io.rmqgw.gateway.relay.UpstreamSettings;
+import io.rmqgw.gateway.upstream.UpstreamPool;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.BrokerPortMap;
 import io.rmqgw.routing.RouteCache;
@@ -45,6 +46,7 @@ public final class Gateway implements AutoCloseable {
     private final Channel listener;
     private final Readiness readiness;
     private final AdminServer admin;
+    private final UpstreamPool upstreamPool;
     private volatile boolean closed;
 
     private Gateway(GatewayConfig config, GatewayMetrics metrics, Transport transport, RelayContext context,
@@ -57,6 +59,7 @@ public final class Gateway implements AutoCloseable {
         this.listener = listener;
         this.readiness = readiness;
         this.admin = admin;
+        this.upstreamPool = new UpstreamPool(context); // dials nothing until used
         if (admin != null) {
             String advertised = config.advertiseHost() + ":" + listenAddress().getPort();
             admin.namesrvAddress(() -> advertised);
@@ -124,6 +127,11 @@ public final class Gateway implements AutoCloseable {
     /** Where clients point {@code namesrvAddr}. */
     public InetSocketAddress listenAddress() {
         return (InetSocketAddress) listener.localAddress();
+    }
+
+    /** The gateway's own connections to brokers and name servers, for requests it originates. */
+    public UpstreamPool upstreamPool() {
+        return upstreamPool;
     }
 
     /** Real broker address to the gateway address advertised for it, for every broker seen so far. */
@@ -301,6 +309,7 @@ public final class Gateway implements AutoCloseable {
             log.warn("stopping with {} requests still in flight after {} ms", abandoned, drain.toMillis());
         }
         context.closeAll();
+        upstreamPool.close();
         transport.close(Duration.ofMillis(100));
         if (admin != null) {
             admin.close();
