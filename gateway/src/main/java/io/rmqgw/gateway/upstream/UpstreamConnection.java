@@ -1,6 +1,5 @@
 package io.rmqgw.gateway.upstream;
 
-import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
@@ -9,9 +8,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
-import io.netty.channel.socket.SocketChannel;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
@@ -166,7 +163,7 @@ public final class UpstreamConnection {
     }
 
     /**
-     * Writes an answer to a request the upstream sent on this connection ({@link UpstreamRequestHandler}).
+     * Writes an answer to a request the upstream sent on this connection ({@link PooledRequestHandler}).
      * Takes ownership of {@code frame}; dropped when the connection is gone.
      */
     public void answer(ByteBuf frame) {
@@ -362,7 +359,14 @@ public final class UpstreamConnection {
         target = next;
         ChannelFuture connect;
         try {
-            connect = bootstrap().connect(Addresses.parse(next));
+            connect = context.dialer().dial(next, loop, context.upstream().connectTimeoutMillis(),
+                new ChannelInitializer<>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength()));
+                        ch.pipeline().addLast("pool", new Inbound());
+                    }
+                });
         } catch (RuntimeException e) {
             failures.append(failures.length() == 0 ? "" : "; ").append(next).append(": ").append(Addresses.describe(e));
             dial(targets, namesrv, order, index + 1, failures);
@@ -387,22 +391,6 @@ public final class UpstreamConnection {
                 dial(targets, namesrv, order, index + 1, failures);
             }
         });
-    }
-
-    private Bootstrap bootstrap() {
-        return new Bootstrap()
-            .group(loop)
-            .channel(context.transport().socketChannel())
-            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, context.upstream().connectTimeoutMillis())
-            .option(ChannelOption.TCP_NODELAY, true)
-            .option(ChannelOption.WRITE_BUFFER_WATER_MARK, RelayContext.WATER_MARK)
-            .handler(new ChannelInitializer<SocketChannel>() {
-                @Override
-                protected void initChannel(SocketChannel ch) {
-                    ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength()));
-                    ch.pipeline().addLast("pool", new Inbound());
-                }
-            });
     }
 
     private void connected(Channel channel) {

@@ -20,7 +20,7 @@ public final class UpstreamPool implements AutoCloseable {
     private final int maxInFlight;
     private final ConcurrentMap<String, UpstreamConnection> brokers = new ConcurrentHashMap<>();
     private final UpstreamConnection namesrv;
-    private volatile UpstreamRequestHandler requestHandler = UpstreamRequestHandler.UNSUPPORTED;
+    private volatile PooledRequestHandler requestHandler = PooledRequestHandler.UNSUPPORTED;
     private volatile boolean closed;
 
     public UpstreamPool(RelayContext context) {
@@ -60,12 +60,12 @@ public final class UpstreamPool implements AutoCloseable {
         return namesrv;
     }
 
-    /** Where requests that upstreams send on pooled connections go (default {@link UpstreamRequestHandler#UNSUPPORTED}). */
-    public void requestHandler(UpstreamRequestHandler handler) {
+    /** Where requests that upstreams send on pooled connections go (default {@link PooledRequestHandler#UNSUPPORTED}). */
+    public void requestHandler(PooledRequestHandler handler) {
         this.requestHandler = Objects.requireNonNull(handler, "handler");
     }
 
-    UpstreamRequestHandler requestHandler() {
+    PooledRequestHandler requestHandler() {
         return requestHandler;
     }
 

@@ -21,6 +21,7 @@ import io.rmqgw.codec.frame.RemotingHeader;
 import io.rmqgw.gateway.config.ResponseEncoding;
 import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.net.Transport;
+import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.UpstreamSettings;
 import io.rmqgw.gateway.testing.ScriptedPeer;
@@ -86,7 +87,7 @@ class UpstreamPoolTest {
     }
 
     private UpstreamPool pool(List<String> namesrv, int maxInFlight) {
-        context = new RelayContext(transport, metrics, FrameDecoder.DEFAULT_MAX_FRAME_LENGTH,
+        context = new RelayContext(transport, Dialer.tcp(transport), metrics, FrameDecoder.DEFAULT_MAX_FRAME_LENGTH,
             new UpstreamSettings(namesrv.isEmpty() ? null : NamesrvAddresses.of(namesrv), 1000,
                 TimeUnit.MILLISECONDS.toNanos(300), TimeUnit.SECONDS.toNanos(2)));
         pool = new UpstreamPool(context, maxInFlight);

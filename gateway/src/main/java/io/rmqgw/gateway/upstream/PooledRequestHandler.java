@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
  * Runs on the connection's event loop.
  */
 @FunctionalInterface
-public interface UpstreamRequestHandler {
+public interface PooledRequestHandler {
 
     /**
      * Takes ownership of {@code request}. An answer (for a request that is not oneway) goes back with
@@ -24,8 +24,8 @@ public interface UpstreamRequestHandler {
      * The default: nothing in the gateway asked for these yet. A oneway request is dropped; any other
      * gets REQUEST_CODE_NOT_SUPPORTED, so the upstream does not wait out its own timeout.
      */
-    UpstreamRequestHandler UNSUPPORTED = new UpstreamRequestHandler() {
-        private final Logger log = LoggerFactory.getLogger(UpstreamRequestHandler.class);
+    PooledRequestHandler UNSUPPORTED = new PooledRequestHandler() {
+        private final Logger log = LoggerFactory.getLogger(PooledRequestHandler.class);
 
         @Override
         public void onRequest(UpstreamConnection from, RemotingFrame request) {
