@@ -139,7 +139,7 @@ final class BrokerRelayPolicy implements RelayPolicy {
     /** Answers a request with a bad name as a broker would, and never forwards it. Takes ownership. */
     private void refuse(RelaySession session, RemotingFrame request, NameRefusal refusal) {
         try {
-            metrics.nameRejected(refusal.check().label());
+            metrics.nameRejected(refusal.check());
             if (request.isOneway()) {
                 log.warn("client {}: oneway request code {} refused: {}", session.clientAddress(), request.code(),
                     refusal.remark());
