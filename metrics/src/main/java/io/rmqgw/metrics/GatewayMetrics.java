@@ -3,6 +3,7 @@ package io.rmqgw.metrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -14,8 +15,12 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocatorMetric;
+import io.rmqgw.codec.frame.MalformedReason;
+import io.rmqgw.codec.name.NameCheck;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -41,15 +46,54 @@ public final class GatewayMetrics implements AutoCloseable {
     /** Why the gateway closed a connection or answered a request itself. */
     public enum UpstreamFailure { CONNECT_FAILED, CONNECTION_LOST, TIMEOUT }
 
-    /** The {@code result} values of {@code rmqgw.config.reloads}. */
-    public static final java.util.List<String> RELOAD_RESULTS = java.util.List.of("applied", "refused", "unchanged");
+    /**
+     * Why the gateway closed a client connection on its own initiative: the {@code reason} of
+     * {@code rmqgw.connections.closed}, every one exported at 0 from the start for each of {@link #ROLES}.
+     */
+    public enum CloseReason {
+        /** A frame from the client or the upstream could not be decoded (see {@code rmqgw.decode.errors}). */
+        MALFORMED_FRAME,
+        /** The upstream connection closed; the client's pending requests were answered with SYSTEM_ERROR. */
+        UPSTREAM_CLOSED,
+        /** A oneway request arrived while no upstream could be reached: it has no answer to carry the failure. */
+        ONEWAY_WITHOUT_UPSTREAM,
+        /** An unexpected exception in the gateway's handling of the connection. */
+        INTERNAL_ERROR;
 
-    /** The {@code upstream} tag of the name-server listener's {@link ListenerMeters}. */
+        private final String label = name().toLowerCase(Locale.ROOT);
+
+        /** The metric label, {@code malformed_frame} and so on. */
+        public String label() {
+            return label;
+        }
+    }
+
+    /** The {@code result} values of {@code rmqgw.config.reloads}. */
+    public static final List<String> RELOAD_RESULTS = List.of("applied", "refused", "unchanged");
+    /**
+     * The {@code result} values of {@code rmqgw.namesrv.discovery}: the two successes, then why a poll of the
+     * address URL failed. Registered at 0 from the start; a value outside this list still counts.
+     */
+    public static final List<String> NAMESRV_DISCOVERY_RESULTS =
+        List.of("changed", "unchanged", "http_error", "timeout", "empty", "malformed", "unreachable");
+
+    /** The {@code upstream} tag of the name-server listener's {@link ListenerMeters}, and a listener role. */
     public static final String NAMESRV = "namesrv";
+    /** The role of the broker listeners. */
+    public static final String BROKER = "broker";
+    /** The listener roles ({@code role} tag); {@code rmqgw.connections.closed} exists at 0 for each. */
+    public static final List<String> ROLES = List.of(NAMESRV, BROKER);
     /** The {@code topic} tag of requests for topics beyond the per-topic label limit (not a valid topic name). */
     public static final String OTHER_TOPIC = "(other)";
     /** The content type of {@link #scrape()}: Prometheus text format 0.0.4. */
     public static final String PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+    /*
+     * Histogram buckets: these service-level objectives only (Micrometer's percentile-histogram buckets are
+     * off), the same for every request code, listed in the README. Each code exports len + 1 (+Inf) buckets.
+     * The alert thresholds (50 ms inside the gateway, 1 s upstream) are bucket bounds, so p99 against them
+     * is exact rather than interpolated.
+     */
 
     /** Buckets of the time a request spends inside the gateway (both directions together). */
     static final Duration[] GATEWAY_BUCKETS = {
@@ -61,13 +105,17 @@ public final class GatewayMetrics implements AutoCloseable {
         millis(100), millis(250), millis(500), millis(1000), millis(2500), millis(5000), millis(10_000),
         millis(30_000), millis(60_000)};
 
+    /** Micrometer's ProcessorMetrics meters that duplicate process_cpu_seconds_total under other names. */
+    private static final List<String> MICROMETER_PROCESS_CPU = List.of("process.cpu.time", "process.cpu.usage");
+
     private static final CodeNames REQUEST_CODES = CodeNames.REQUESTS;
     private static final CodeNames RESPONSE_CODES = CodeNames.RESPONSES;
     private static final int ENCODINGS = SerializeType.values().length;
 
     private final MeterRegistry registry;
-    private final Map<String, Counter> decodeErrors = new ConcurrentHashMap<>();
-    private final Map<String, Counter> closedConnections = new ConcurrentHashMap<>();
+    private final LabelledCounters decodeErrors;
+    /** By role; each holds every {@link CloseReason} from the start. */
+    private final Map<String, LabelledCounters> closedConnections = new ConcurrentHashMap<>();
     private final Map<UpstreamFailure, Counter> upstreamFailures = new EnumMap<>(UpstreamFailure.class);
     private final Counter routeCacheHits;
     private final Counter routesRewritten;
@@ -80,14 +128,14 @@ public final class GatewayMetrics implements AutoCloseable {
     private final AtomicReferenceArray<Timer> upstreamTime = new AtomicReferenceArray<>(REQUEST_CODES.size());
     /** [from.ordinal() * n + to.ordinal()] */
     private final Counter[] headerConversions;
-    private final Map<String, Counter> namesRejected = new ConcurrentHashMap<>();
+    private final LabelledCounters namesRejected;
     private final Map<String, ListenerMeters> listeners = new ConcurrentHashMap<>();
     private final Map<String, Health> namesrvHealth = new ConcurrentHashMap<>();
     private final Map<String, Health> brokerHealth = new ConcurrentHashMap<>();
     private volatile TopicMeters topics;
     private JvmGcMetrics gcMetrics;
-    private final Map<String, Counter> configReloads = new ConcurrentHashMap<>();
-    private final Map<String, Counter> namesrvDiscovery = new ConcurrentHashMap<>();
+    private final LabelledCounters configReloads;
+    private final LabelledCounters namesrvDiscovery;
 
     public GatewayMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -103,12 +151,22 @@ public final class GatewayMetrics implements AutoCloseable {
         routesRewritten = Counter.builder("rmqgw.route.rewritten")
             .description("Route and cluster answers rewritten to point at the gateway")
             .register(registry);
-        // present from the start at 0, so increase() and alerts see the first reload
-        for (String result : RELOAD_RESULTS) {
-            configReloads.put(result, Counter.builder("rmqgw.config.reloads")
-                .description("Configuration reloads, by result: applied, refused (invalid; the old one stays), unchanged")
-                .tag("result", result)
-                .register(registry));
+        // Every bounded label value is present from the start at 0, so increase() and the alerts see the
+        // first event after a start (a series that appears at 1 has no increase).
+        configReloads = new LabelledCounters(registry, "rmqgw.config.reloads",
+            "Configuration reloads, by result: applied, refused (invalid; the old one stays), unchanged",
+            Tags.empty(), "result", RELOAD_RESULTS);
+        namesrvDiscovery = new LabelledCounters(registry, "rmqgw.namesrv.discovery",
+            "Polls of the name-server address URL, by result (errors keep the last good list)",
+            Tags.empty(), "result", NAMESRV_DISCOVERY_RESULTS);
+        decodeErrors = new LabelledCounters(registry, "rmqgw.decode.errors",
+            "Connections closed because a frame could not be decoded",
+            Tags.empty(), "reason", Arrays.stream(MalformedReason.values()).map(MalformedReason::label).toList());
+        namesRejected = new LabelledCounters(registry, "rmqgw.names.rejected",
+            "Topic and group names refused by the gateway, by reason",
+            Tags.empty(), "reason", Arrays.stream(NameCheck.values()).filter(c -> !c.isValid()).map(NameCheck::label).toList());
+        for (String role : ROLES) {
+            closedConnections(role);
         }
         SerializeType[] encodings = SerializeType.values();
         headerConversions = new Counter[encodings.length * encodings.length];
@@ -164,8 +222,13 @@ public final class GatewayMetrics implements AutoCloseable {
     }
 
     /**
-     * Binds JVM metrics (memory, GC, threads), processor and uptime metrics, and the Netty pooled
-     * allocator's used memory ({@code rmqgw.netty.pooled.memory.used{memory=direct|heap}}). Once only.
+     * Binds JVM metrics (memory, GC, threads), system CPU and uptime metrics, the process metrics under
+     * Prometheus's conventional names ({@link ProcessMetrics}: {@code process_cpu_seconds_total},
+     * {@code process_resident_memory_bytes}, {@code process_open_fds}, {@code process_start_time_seconds}...),
+     * and the Netty pooled allocator's used memory ({@code rmqgw.netty.pooled.memory.used{memory=direct|heap}}).
+     * Micrometer's own process CPU meters ({@code process_cpu_time_ns_total}, {@code process_cpu_usage}) are
+     * left out: {@code rate(process_cpu_seconds_total[...])} says the same under the name dashboards expect.
+     * Once only.
      */
     public synchronized void bindProcessMetrics() {
         if (gcMetrics != null) {
@@ -176,7 +239,12 @@ public final class GatewayMetrics implements AutoCloseable {
         gcMetrics.bindTo(registry);
         new JvmThreadMetrics().bindTo(registry);
         new ProcessorMetrics().bindTo(registry);
+        // removed rather than denied by a MeterFilter: filters must come before the first meter, and ours exist
+        for (String name : MICROMETER_PROCESS_CPU) {
+            registry.find(name).meters().forEach(registry::remove);
+        }
         new UptimeMetrics().bindTo(registry);
+        new ProcessMetrics().bindTo(registry);
         PooledByteBufAllocatorMetric pooled = PooledByteBufAllocator.DEFAULT.metric();
         Gauge.builder("rmqgw.netty.pooled.memory.used", pooled, PooledByteBufAllocatorMetric::usedDirectMemory)
             .description("Memory used by Netty's pooled buffer allocator (the gateway's frames)")
@@ -203,30 +271,54 @@ public final class GatewayMetrics implements AutoCloseable {
 
     // ---------------------------------------------------------------- connections and frames
 
-    /** A frame that could not be decoded; {@code reason} is one of a small fixed set. */
+    /** A frame that could not be decoded ({@code rmqgw.decode.errors{reason}}). */
+    public void decodeError(MalformedReason reason) {
+        decodeErrors.counter(reason.label()).increment();
+    }
+
+    /**
+     * A frame that could not be decoded; {@code reason} is a {@link MalformedReason#label()} (those exist at 0
+     * from the start; another value gets its own series on first use).
+     */
     public void decodeError(String reason) {
-        Counter c = decodeErrors.get(reason);
-        if (c == null) {
-            c = decodeErrors.computeIfAbsent(reason, r -> Counter.builder("rmqgw.decode.errors")
-                .description("Connections closed because a frame could not be decoded")
-                .tag("reason", r)
-                .register(registry));
-        }
-        c.increment();
+        decodeErrors.counter(reason).increment();
+    }
+
+    public double decodeErrors(MalformedReason reason) {
+        return decodeErrors.count(reason.label());
     }
 
     public double decodeErrors(String reason) {
-        Counter c = decodeErrors.get(reason);
-        return c == null ? 0 : c.count();
+        return decodeErrors.count(reason);
     }
 
-    /** A connection the gateway closed on its own initiative. */
+    /** A connection of a listener with {@code role} (one of {@link #ROLES}) the gateway closed on its own initiative. */
+    public void connectionClosed(String role, CloseReason reason) {
+        closedConnections(role).counter(reason.label()).increment();
+    }
+
+    /**
+     * A connection the gateway closed on its own initiative; prefer {@link #connectionClosed(String, CloseReason)}.
+     * A {@code reason} that is not a {@link CloseReason#label()} gets its own series on first use.
+     */
     public void connectionClosed(String role, String reason) {
-        closedConnections.computeIfAbsent(role + '\u0000' + reason, k -> Counter.builder("rmqgw.connections.closed")
-            .description("Connections closed by the gateway, by listener role and reason")
-            .tag("role", role)
-            .tag("reason", reason)
-            .register(registry)).increment();
+        closedConnections(role).counter(reason).increment();
+    }
+
+    /** Connections of {@code role} closed for {@code reason} so far. */
+    public double connectionsClosed(String role, CloseReason reason) {
+        LabelledCounters byReason = closedConnections.get(role);
+        return byReason == null ? 0 : byReason.count(reason.label());
+    }
+
+    private LabelledCounters closedConnections(String role) {
+        LabelledCounters byReason = closedConnections.get(role);
+        if (byReason == null) {
+            byReason = closedConnections.computeIfAbsent(role, r -> new LabelledCounters(registry,
+                "rmqgw.connections.closed", "Connections closed by the gateway, by listener role and reason",
+                Tags.of("role", r), "reason", Arrays.stream(CloseReason.values()).map(CloseReason::label).toList()));
+        }
+        return byReason;
     }
 
     public void upstreamFailure(UpstreamFailure failure) {
@@ -344,6 +436,7 @@ public final class GatewayMetrics implements AutoCloseable {
                     : "Time from a request written upstream to its answer read, by request code")
                 .tag("code", REQUEST_CODES.name(req))
                 .serviceLevelObjectives(gateway ? GATEWAY_BUCKETS : UPSTREAM_BUCKETS)
+                .publishPercentileHistogram(false) // the SLO buckets only, not Micrometer's ~70 defaults
                 .register(registry);
             timers.set(req, t);
         }
@@ -374,7 +467,13 @@ public final class GatewayMetrics implements AutoCloseable {
         return topics != null;
     }
 
-    /** A request naming {@code topic}; does nothing unless {@link #topicLabels} enabled them. */
+    /**
+     * A request naming {@code topic} ({@code rmqgw.topic.requests{topic,code}}); does nothing unless
+     * {@link #topicLabels} enabled them, or when {@code topic} is null. Meant for the send and pull handlers:
+     * the first {@code admin.topic-label-limit} distinct topics get their own label, later ones count as
+     * {@link #OTHER_TOPIC}. Allocates only the first time a topic (or a topic and code) is seen; a topic
+     * beyond the limit allocates nothing, however many distinct ones arrive.
+     */
     public void topicRequest(String topic, int requestCode) {
         TopicMeters t = topics;
         if (t == null || topic == null) {
@@ -419,6 +518,9 @@ public final class GatewayMetrics implements AutoCloseable {
         }
 
         AtomicReferenceArray<Counter> admit(String topic) {
+            if (admitted.get() >= limit) {
+                return other; // full: no map lookup that would allocate for topics never admitted
+            }
             AtomicReferenceArray<Counter> row = byTopic.computeIfAbsent(topic, k -> {
                 if (admitted.getAndIncrement() < limit) {
                     return new AtomicReferenceArray<>(REQUEST_CODES.size());
@@ -461,28 +563,39 @@ public final class GatewayMetrics implements AutoCloseable {
         return c == null ? 0 : c.count();
     }
 
-    /** A topic or group name refused at the edge; {@code reason} is one of a small fixed set. */
-    public void nameRejected(String reason) {
-        Counter c = namesRejected.get(reason);
-        if (c == null) {
-            c = namesRejected.computeIfAbsent(reason, r -> Counter.builder("rmqgw.names.rejected")
-                .description("Topic and group names refused by the gateway, by reason")
-                .tag("reason", r)
-                .register(registry));
+    /**
+     * A topic or group name refused at the edge ({@code rmqgw.names.rejected{reason}}).
+     *
+     * @throws IllegalArgumentException for {@link NameCheck#VALID}, which is no refusal
+     */
+    public void nameRejected(NameCheck check) {
+        if (check.isValid()) {
+            throw new IllegalArgumentException("a valid name is not rejected");
         }
-        c.increment();
+        namesRejected.counter(check.label()).increment();
+    }
+
+    /**
+     * A topic or group name refused at the edge; {@code reason} is a {@link NameCheck#label()} (those exist at 0
+     * from the start; another value gets its own series on first use).
+     */
+    public void nameRejected(String reason) {
+        namesRejected.counter(reason).increment();
+    }
+
+    public double namesRejected(NameCheck check) {
+        return namesRejected.count(check.label());
     }
 
     public double namesRejected(String reason) {
-        Counter c = namesRejected.get(reason);
-        return c == null ? 0 : c.count();
+        return namesRejected.count(reason);
     }
 
     // ---------------------------------------------------------------- reloads and name-server discovery
 
     /** A configuration reload ended with {@code result}: one of {@link #RELOAD_RESULTS}. */
     public void configReload(String result) {
-        Counter c = configReloads.get(result);
+        Counter c = configReloads.existing(result);
         if (c == null) {
             throw new IllegalArgumentException("reload result must be one of " + RELOAD_RESULTS + ", was " + result);
         }
@@ -490,28 +603,19 @@ public final class GatewayMetrics implements AutoCloseable {
     }
 
     public double configReloads(String result) {
-        Counter c = configReloads.get(result);
-        return c == null ? 0 : c.count();
+        return configReloads.count(result);
     }
 
     /**
      * One poll of the name-server address URL ({@code rmqgw.namesrv.discovery{result}}); {@code result} is one
-     * of a small fixed set (changed, unchanged, http_error, timeout, empty, malformed, unreachable).
+     * of {@link #NAMESRV_DISCOVERY_RESULTS}.
      */
     public void namesrvDiscovery(String result) {
-        Counter c = namesrvDiscovery.get(result);
-        if (c == null) {
-            c = namesrvDiscovery.computeIfAbsent(result, r -> Counter.builder("rmqgw.namesrv.discovery")
-                .description("Polls of the name-server address URL, by result (errors keep the last good list)")
-                .tag("result", r)
-                .register(registry));
-        }
-        c.increment();
+        namesrvDiscovery.counter(result).increment();
     }
 
     public double namesrvDiscoveries(String result) {
-        Counter c = namesrvDiscovery.get(result);
-        return c == null ? 0 : c.count();
+        return namesrvDiscovery.count(result);
     }
 
     // ---------------------------------------------------------------- upstream health

@@ -83,7 +83,7 @@ final class Forwarding {
     /** Answers a request with a bad name as a broker would, and never forwards it. Takes ownership. */
     private static void refuse(RelaySession session, RemotingFrame request, NameRefusal refusal) {
         try {
-            session.metrics().nameRejected(refusal.check().label());
+            session.metrics().nameRejected(refusal.check());
             if (request.isOneway()) {
                 log.warn("client {}: oneway request code {} refused: {}", session.clientAddress(), request.code(),
                     refusal.remark());

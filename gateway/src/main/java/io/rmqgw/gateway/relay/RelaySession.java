@@ -325,7 +325,7 @@ public final class RelaySession {
             if (frame.isOneway()) {
                 // a oneway request has no answer to carry the failure: say so by closing the connection
                 log.warn("client {}: oneway request code {} dropped: {}", clientAddress, frame.code(), reason);
-                context.metrics().connectionClosed(handlers.role(), "oneway_without_upstream");
+                context.metrics().connectionClosed(handlers.role(), GatewayMetrics.CloseReason.ONEWAY_WITHOUT_UPSTREAM);
                 closeAfterBurst = true;
                 return;
             }
@@ -416,7 +416,7 @@ public final class RelaySession {
             }
         }
         client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
-        context.metrics().connectionClosed(handlers.role(), "upstream_closed");
+        context.metrics().connectionClosed(handlers.role(), GatewayMetrics.CloseReason.UPSTREAM_CLOSED);
     }
 
     private void expireTimedOut() {
@@ -455,13 +455,13 @@ public final class RelaySession {
     private void failed(Channel channel, String side, Throwable cause) {
         if (cause instanceof MalformedFrameException m) {
             log.warn("closing {} connection {}: {}", side, Addresses.of(channel.remoteAddress()), m.getMessage());
-            context.metrics().decodeError(m.reason().label());
-            context.metrics().connectionClosed(handlers.role(), "malformed_frame");
+            context.metrics().decodeError(m.reason());
+            context.metrics().connectionClosed(handlers.role(), GatewayMetrics.CloseReason.MALFORMED_FRAME);
         } else if (cause instanceof IOException) {
             log.debug("{} connection {}: {}", side, Addresses.of(channel.remoteAddress()), cause.toString());
         } else {
             log.warn("closing {} connection {}", side, Addresses.of(channel.remoteAddress()), cause);
-            context.metrics().connectionClosed(handlers.role(), "internal_error");
+            context.metrics().connectionClosed(handlers.role(), GatewayMetrics.CloseReason.INTERNAL_ERROR);
         }
         channel.close();
     }
