@@ -349,7 +349,7 @@ class Bench:
     def bench_cmd(self, client):
         if client == "5.4.0":
             return [os.path.join(self.a.rmqgw_home, "bin", "rmqgw"), "bench"]
-        return ["java", "-cp", self.client497_cp, "io.rmqgw.cli.bench.BenchMain"]
+        return ["java", "-cp", self.client497_cp, "io.rmqgw.loadgen.BenchMain"]
 
     def run(self, workload, target, namesrv, mode, args, rnd, client="5.4.0", record=True, sampler=None, limit=None):
         """One load-generator run; returns its record (the bench's JSON plus CPU figures)."""

@@ -6,6 +6,8 @@ import io.rmqgw.gateway.config.AdminConfig;
 import io.rmqgw.gateway.config.ConfigException;
 import io.rmqgw.gateway.config.ConfigLoader;
 import io.rmqgw.gateway.config.HostPort;
+import io.rmqgw.gateway.runtime.Errors;
+import io.rmqgw.tools.VersionProvider;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.ConnectException;

@@ -10,11 +10,12 @@ import io.rmqgw.gateway.admin.ReloadOutcome;
 import io.rmqgw.gateway.config.ConfigFileWatcher;
 import io.rmqgw.gateway.config.ConfigLoader;
 import io.rmqgw.gateway.config.HostPort;
-import io.rmqgw.gateway.testing.RawClient;
+import io.rmqgw.testing.FreePorts;
+import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
-import io.rmqgw.gateway.testing.ScriptedPeer;
+import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
-import io.rmqgw.gateway.testing.Wire;
+import io.rmqgw.testing.Wire;
 import java.net.ConnectException;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
@@ -246,7 +247,7 @@ class ReloadTriggersTest {
 
     @Test
     void aListenChangeIsReportedAsNeedingARestartAndNothingMoves() throws Exception {
-        int otherListen = YamlGateway.freeRange(1, gw.listen);
+        int otherListen = FreePorts.port();
         String moved = gw.yaml("300ms", 127, "").replace("listen: 127.0.0.1:" + gw.listen + "\n",
             "listen: 127.0.0.1:" + otherListen + "\n");
         try (RawClient namesrvClient = RawClient.connect(gw.listen)) {
