@@ -2,6 +2,7 @@ package io.rmqgw.loadgen;
 
 import io.rmqgw.tools.Addresses;
 import io.rmqgw.tools.Durations;
+import io.rmqgw.tools.JsonLines;
 import io.rmqgw.tools.Subcommand;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -34,8 +35,8 @@ import picocli.CommandLine.Spec;
     description = {
         "Runs the real RocketMQ Java client against --namesrv (a gateway's listen address, Apache RocketMQ's proxy,"
             + " or name servers) and reports throughput, p50/p90/p99/p999/max latency and errors, with a progress"
-            + " line every second. The first --warmup is left out of every figure. --json FILE also writes the"
-            + " summary as one JSON object.",
+            + " line every second. The first --warmup is left out of every figure. --json prints the summary"
+            + " as one line of JSON instead (--json-file FILE appends that line to FILE). Durations: " + Durations.SYNTAX + ".",
         "Modes: produce (sync or --async with a bounded window, as fast as possible or at --rate), consume (a push"
             + " consumer of a new group drains a backlog from its first offset; --backlog N produces it first), latency"
             + " (sends at --rate; send latency, and end-to-end latency through a push consumer).",
@@ -56,7 +57,7 @@ import picocli.CommandLine.Spec;
         "  rmqgw bench produce --namesrv 127.0.0.1:9876 --threads 16 --size 1024 --duration 30s --queues 8",
         "  rmqgw bench produce --async --window 512 --count 200000 --warmup 0s --topic backlog",
         "  rmqgw bench consume --topic backlog --count 200000",
-        "  rmqgw bench latency --rate 4000 --threads 16 --duration 30s --json lat.json"})
+        "  rmqgw bench latency --rate 4000 --threads 16 --duration 30s --json-file lat.jsonl"})
 public final class BenchCommand implements Callable<Integer>, Subcommand {
 
     public static final int OK = 0;
@@ -111,8 +112,8 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
         String warmup;
 
         @Option(names = "--duration", paramLabel = "DURATION",
-            description = "Length of the measurement after the warm-up. Default: 20s (produce, latency); consume: until"
-                + " --count messages arrived.")
+            description = "Length of the measurement after the warm-up (500ms, 30s, 2m, 1h; a bare number is seconds)."
+                + " Default: 20s (produce, latency); consume: until --count messages arrived.")
         String duration;
 
         @Option(names = "--count", paramLabel = "N",
@@ -142,8 +143,13 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
         @Option(names = "--label", paramLabel = "TEXT", description = "Copied into the summary (e.g. the target's name).")
         String label;
 
-        @Option(names = "--json", paramLabel = "FILE", description = "Also write the summary as JSON to FILE.")
-        Path json;
+        @Option(names = "--json",
+            description = "Print the summary on stdout as one line of JSON instead of text (progress goes to stderr).")
+        boolean json;
+
+        @Option(names = "--json-file", paramLabel = "FILE",
+            description = "Also append the summary to FILE as one line of JSON (JSON Lines: one run per line).")
+        Path jsonFile;
 
         @Option(names = "--log-dir", paramLabel = "DIR",
             description = "The RocketMQ client's log directory (default: a temporary one, removed after a good run).")
@@ -157,7 +163,7 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
         /** What the common options resolve to. */
         record Base(String namesrv, String adminNamesrv, String topic, int size, Duration warmup, Duration duration,
                     long count, int queues, int clients, Duration sendTimeout, int retries, Duration timeout, String label,
-                    Path json, Path logDir) {
+                    Path jsonFile, Path logDir) {
         }
 
         Base base(Duration defaultDuration) {
@@ -212,7 +218,7 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             } else {
                 t = w.plus(d != null ? d : Duration.ofMinutes(10)).plus(Duration.ofMinutes(d != null && n > 0 ? 4 : 2));
             }
-            return new Base(ns, admin, topic, size, w, d, n, q, clients, st, retries, t, label, json, logDir);
+            return new Base(ns, admin, topic, size, w, d, n, q, clients, st, retries, t, label, jsonFile, logDir);
         }
 
         /** Whether --count and --duration may be given together (consume: expected messages, and a time limit). */
@@ -247,13 +253,17 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             } catch (IllegalArgumentException e) {
                 throw usage(e.getMessage());
             }
-            PrintWriter out = spec.commandLine().getOut();
-            return run(s, out);
+            return run(s, spec.commandLine(), json);
         }
     }
 
-    /** Runs {@code s}, prints the summary and writes the JSON file; the exit code. */
-    static int run(BenchSettings s, PrintWriter out) throws Exception {
+    /**
+     * Runs {@code s} and reports it ({@link #report}); the exit code. With {@code json} the progress and the
+     * text go to stderr, so that stdout carries the JSON line alone.
+     */
+    static int run(BenchSettings s, picocli.CommandLine commandLine, boolean json) throws Exception {
+        PrintWriter stdout = commandLine.getOut();
+        PrintWriter out = json ? commandLine.getErr() : stdout;
         boolean temporaryLogs = s.logDir() == null;
         Path logs = temporaryLogs ? Files.createTempDirectory("rmqgw-bench-") : Files.createDirectories(s.logDir());
         Clients.logTo(logs);
@@ -274,14 +284,7 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
         } finally {
             watchdog.interrupt();
         }
-        result.printText(out);
-        if (s.json() != null) {
-            Path parent = s.json().toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            Files.writeString(s.json(), result.toJson() + "\n", StandardCharsets.UTF_8);
-        }
+        report(result, s.jsonFile(), json ? stdout : null, out);
         if (temporaryLogs && result.exitCode() == OK) {
             deleteQuietly(logs);
         } else {
@@ -289,6 +292,20 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
         }
         out.flush();
         return result.exitCode();
+    }
+
+    /**
+     * The summary as text on {@code text}, as one JSON line on {@code jsonOut} (when not null) and appended to
+     * {@code jsonFile} (when not null).
+     */
+    static void report(BenchResult result, Path jsonFile, PrintWriter jsonOut, PrintWriter text) throws IOException {
+        result.printText(text);
+        if (jsonFile != null) {
+            JsonLines.append(jsonFile, result.toMap());
+        }
+        if (jsonOut != null) {
+            JsonLines.print(jsonOut, result.toMap());
+        }
     }
 
     /** A daemon that ends the process when a run hangs past its limit (e.g. in a client's shutdown). */
@@ -351,7 +368,7 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             return new BenchSettings(BenchSettings.Mode.PRODUCE, b.namesrv(), b.adminNamesrv(), b.topic(), null,
                 threads("--threads", threads), b.size(), b.warmup(), b.duration(), b.count(), async, window, b.queues(),
                 rate, b.clients(), b.sendTimeout(), b.retries(), 1, 32, 0, Duration.ofSeconds(10), false, b.timeout(),
-                b.label(), b.json(), b.logDir());
+                b.label(), b.jsonFile(), b.logDir());
         }
 
         private void checkWindowAndRate(boolean async, int window, double rate) {
@@ -407,7 +424,7 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             } catch (IllegalArgumentException e) {
                 throw usage(e.getMessage());
             }
-            return run(s, spec.commandLine().getOut());
+            return run(s, spec.commandLine(), json);
         }
 
         @Override
@@ -431,7 +448,7 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             return new BenchSettings(BenchSettings.Mode.CONSUME, b.namesrv(), b.adminNamesrv(), b.topic(), group, 4,
                 b.size(), b.warmup(), b.duration(), b.count(), false, 1024, b.queues(), 0, b.clients(), b.sendTimeout(),
                 b.retries(), threads("--threads", threads), pullBatch, backlog, idle, false, b.timeout(), b.label(),
-                b.json(), b.logDir());
+                b.jsonFile(), b.logDir());
         }
     }
 
@@ -471,7 +488,7 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             return new BenchSettings(BenchSettings.Mode.LATENCY, b.namesrv(), b.adminNamesrv(), b.topic(), group,
                 threads("--threads", threads), b.size(), b.warmup(), b.duration(), b.count(), false, 1, b.queues(), rate,
                 b.clients(), b.sendTimeout(), b.retries(), threads("--consume-threads", consumeThreads), 32, 0,
-                Duration.ofSeconds(10), !noEndToEnd, b.timeout(), b.label(), b.json(), b.logDir());
+                Duration.ofSeconds(10), !noEndToEnd, b.timeout(), b.label(), b.jsonFile(), b.logDir());
         }
     }
 }

@@ -30,14 +30,14 @@ import java.time.Duration;
  * @param endToEnd       latency: also measure end to end with a push consumer
  * @param timeout        hard limit of the whole run; the process exits when it passes
  * @param label          free text copied into the summary (the comparison runner names its target)
- * @param json           where the machine-readable summary goes; null: nowhere
+ * @param jsonFile       the JSON Lines file the summary is appended to; null: none
  * @param logDir         the RocketMQ client's log directory; null: a temporary one
  */
 public record BenchSettings(Mode mode, String namesrv, String adminNamesrv, String topic, String group, int threads,
                             int size, Duration warmup, Duration duration, long count, boolean async, int window,
                             int queues, double rate, int clients, Duration sendTimeout, int retries,
                             int consumeThreads, int pullBatch, long backlog, Duration idleTimeout, boolean endToEnd,
-                            Duration timeout, String label, Path json, Path logDir) {
+                            Duration timeout, String label, Path jsonFile, Path logDir) {
 
     /** The three kinds of run. */
     public enum Mode {

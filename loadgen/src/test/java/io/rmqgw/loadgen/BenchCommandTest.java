@@ -8,11 +8,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 import picocli.CommandLine.ParameterException;
 
@@ -50,7 +53,7 @@ class BenchCommandTest {
     void produceOptions() {
         BenchSettings s = parse("produce", "--namesrv", "127.0.0.1:1;127.0.0.1:2", "--admin-namesrv", "127.0.0.1:3",
             "--topic", "t1", "--threads", "64", "--size", "128", "--warmup", "0s", "--count", "1000", "--async",
-            "--window", "256", "--queues", "8", "--rate", "500.5", "--clients", "2", "--json", "x.json", "--label", "gw");
+            "--window", "256", "--queues", "8", "--rate", "500.5", "--clients", "2", "--json-file", "x.jsonl", "--label", "gw");
         assertEquals("127.0.0.1:1;127.0.0.1:2", s.namesrv());
         assertEquals("127.0.0.1:3", s.adminNamesrv());
         assertEquals(64, s.threads());
@@ -64,7 +67,7 @@ class BenchCommandTest {
         assertEquals(8, s.queues());
         assertEquals(500.5, s.rate());
         assertEquals(2, s.clients());
-        assertEquals(Path.of("x.json"), s.json());
+        assertEquals(Path.of("x.jsonl"), s.jsonFile());
         assertEquals("gw", s.label());
         assertEquals(Duration.ofMinutes(12), s.timeout());
     }
@@ -136,5 +139,26 @@ class BenchCommandTest {
         BenchResult none = new BenchResult(s, "V5_4_0", Instant.EPOCH, new Tally(0, 0, 1, 0).summary(), null, 0, 0, 0);
         assertEquals(1, none.exitCode());
         assertTrue(none.toJson().contains("\"tps\":0,"), none.toJson());
+    }
+
+    @Test
+    void reportAppendsOneJsonLinePerRunAndPrintsOne(@TempDir Path dir) throws Exception {
+        BenchSettings s = parse("produce", "--label", "multi\nline \"label\"");
+        Tally t = new Tally(0, 0, 1, 0);
+        BenchResult r = new BenchResult(s, "V5_4_0", Instant.EPOCH, t.summary(), null, 0, 0, 0);
+        Path file = dir.resolve("runs/bench.jsonl");
+        StringWriter json = new StringWriter();
+        StringWriter text = new StringWriter();
+        BenchCommand.report(r, file, new PrintWriter(json, true), new PrintWriter(text, true));
+        BenchCommand.report(r, file, null, new PrintWriter(text, true));
+        List<String> lines = Files.readAllLines(file);
+        assertEquals(2, lines.size(), lines::toString);
+        ObjectMapper mapper = new ObjectMapper();
+        for (String line : lines) {
+            assertEquals("multi\nline \"label\"", mapper.readTree(line).get("label").asText(), line);
+        }
+        assertEquals(1, json.toString().lines().count(), json::toString);
+        assertEquals(lines.get(0), json.toString().strip());
+        assertTrue(text.toString().contains("rmqgw bench produce"), text::toString);
     }
 }

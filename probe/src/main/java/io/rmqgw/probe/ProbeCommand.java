@@ -2,8 +2,10 @@ package io.rmqgw.probe;
 
 import io.rmqgw.tools.Addresses;
 import io.rmqgw.tools.Durations;
+import io.rmqgw.tools.JsonLines;
 import io.rmqgw.tools.Subcommand;
 import io.rmqgw.tools.VersionProvider;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -46,7 +48,8 @@ import picocli.CommandLine.Spec;
         "Examples:",
         "  rmqgw probe --namesrv gw.example.com:9876 --rate 50 --duration 30s \\",
         "      --latency-budget 'p99<=500ms'",
-        "  rmqgw probe --count 100 --json"})
+        "  rmqgw probe --count 100 --json",
+        "  rmqgw probe --duration 30 --json-file /var/log/rmqgw/probe.jsonl"})
 public final class ProbeCommand implements Callable<Integer>, Subcommand {
 
     /** The most messages one run may send (the tally keeps a few bytes per message). */
@@ -92,7 +95,8 @@ public final class ProbeCommand implements Callable<Integer>, Subcommand {
     Integer count;
 
     @Option(names = "--duration", paramLabel = "DURATION",
-        description = "Send for this long (at --rate, so rate x duration messages). Excludes --count. Default: 10s.")
+        description = "Send for this long (at --rate, so rate x duration messages): 500ms, 30s, 2m; a bare number is"
+            + " seconds. Excludes --count. Default: 10s.")
     String duration;
 
     @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "10s",
@@ -106,8 +110,12 @@ public final class ProbeCommand implements Callable<Integer>, Subcommand {
     String latencyBudget;
 
     @Option(names = "--json",
-        description = "Print the summary as one JSON object instead of text.")
+        description = "Print the report on stdout as one line of JSON instead of text.")
     boolean json;
+
+    @Option(names = "--json-file", paramLabel = "FILE",
+        description = "Also append the report to FILE as one line of JSON (JSON Lines: one run per line, for cron).")
+    Path jsonFile;
 
     @Option(names = "--send-timeout", paramLabel = "DURATION", defaultValue = "3s",
         description = "Timeout of each send, the client's retries included. Default: ${DEFAULT-VALUE}.")
@@ -141,9 +149,16 @@ public final class ProbeCommand implements Callable<Integer>, Subcommand {
         ProbeSettings settings = settings();
         ProbeResult result = runner.apply(settings);
         PrintWriter out = spec.commandLine().getOut();
+        if (jsonFile != null) {
+            try {
+                JsonLines.append(jsonFile, result.toMap());
+            } catch (IOException e) {
+                spec.commandLine().getErr().println("rmqgw probe: cannot append to --json-file " + jsonFile + ": " + e);
+                return ProbeResult.FAILED;
+            }
+        }
         if (json) {
-            out.println(result.toJson());
-            out.flush();
+            JsonLines.print(out, result.toMap());
         } else {
             result.printText(out);
         }

@@ -8,11 +8,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /** Option parsing, usage errors and exit codes; a recording runner stands in for the clients. */
@@ -104,10 +106,29 @@ class ProbeCommandTest {
     @Test
     void jsonIsTheOnlyOutput() throws Exception {
         assertEquals(0, run("--count", "3", "--json"));
+        assertEquals(1, out.toString().lines().count(), () -> "one line: " + out);
         JsonNode j = new ObjectMapper().readTree(out.toString());
         assertEquals("ok", j.get("status").asText());
         assertEquals(3, j.get("received").asInt());
         assertEquals("", err.toString());
+    }
+
+    @Test
+    void jsonFileGetsOneLinePerRun(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("logs/probe.jsonl");
+        assertEquals(0, run("--count", "3", "--json-file", file.toString()));
+        assertTrue(out.toString().endsWith("OK" + System.lineSeparator()), "text on stdout as without the file: " + out);
+        lost = 1;
+        assertEquals(1, run("--count", "2", "--json-file", file.toString(), "--json"));
+        List<String> lines = Files.readAllLines(file);
+        assertEquals(2, lines.size(), lines::toString);
+        ObjectMapper mapper = new ObjectMapper();
+        assertEquals("ok", mapper.readTree(lines.get(0)).get("status").asText());
+        JsonNode second = mapper.readTree(lines.get(1));
+        assertEquals("failed", second.get("status").asText());
+        assertEquals(1, second.get("lost").asInt());
+        assertEquals(lines.get(1), out.toString().lines().reduce((a, b) -> b).orElseThrow(),
+            "--json prints the line the file got");
     }
 
     @Test
