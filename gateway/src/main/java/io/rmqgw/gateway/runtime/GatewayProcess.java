@@ -41,6 +41,9 @@ public final class GatewayProcess implements GatewayRunner {
     private final Object lock = new Object();
     private final CountDownLatch startupDone = new CountDownLatch(1);
     private final CountDownLatch stopped = new CountDownLatch(1);
+    /** Counted down by a stop signal, the shutdown hook or {@link #stop()}: wakes {@link #runUntilStopped}. */
+    private final CountDownLatch wake = new CountDownLatch(1);
+    private volatile StopSignals stopSignals;
     private volatile boolean stopRequested;
     private EmbeddedUpstream cluster;
     private Gateway gateway;
@@ -75,6 +78,7 @@ public final class GatewayProcess implements GatewayRunner {
         Thread hook = new Thread(this::onShutdown, "rmqgw-shutdown");
         this.hook = hook;
         Runtime.getRuntime().addShutdownHook(hook);
+        stopSignals = StopSignals.install(this::requestStop);
         try {
             logLevels.apply(config.logging());
             GatewayConfig effective = config;
@@ -118,6 +122,7 @@ public final class GatewayProcess implements GatewayRunner {
             return new Started(effective, g.listenAddress(), g.brokerListeners(), embeddedBroker, notes);
         } catch (Exception | Error e) {
             stopAll();
+            closeStopSignals();
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException shuttingDown) {
@@ -177,12 +182,26 @@ public final class GatewayProcess implements GatewayRunner {
         return notes;
     }
 
+    /**
+     * Returns once everything has stopped: after SIGTERM or SIGINT, having stopped it on this thread (the caller
+     * then exits 0); after the shutdown hook stopped it (another exit); or after {@link #stop()}.
+     */
     @Override
     public void runUntilStopped(Started started) throws InterruptedException {
+        wake.await();
+        if (stopped.getCount() > 0) {
+            stop();
+        }
         stopped.await();
     }
 
-    /** Stops everything as SIGTERM would, without exiting (tests). */
+    /** A stop signal: the main thread stops everything ({@link #runUntilStopped}); start-up gives up. */
+    private void requestStop() {
+        stopRequested = true;
+        wake.countDown();
+    }
+
+    /** Stops everything as SIGTERM does, without exiting (tests, and the main thread after a stop signal). */
     public void stop() {
         stopRequested = true;
         Thread h = hook;
@@ -194,7 +213,17 @@ public final class GatewayProcess implements GatewayRunner {
             }
         }
         stopAll();
+        closeStopSignals();
         stopped.countDown();
+        wake.countDown();
+    }
+
+    private void closeStopSignals() {
+        StopSignals s = stopSignals;
+        stopSignals = null;
+        if (s != null) {
+            s.close();
+        }
     }
 
     /** The running gateway, or null (tests). */
@@ -233,6 +262,7 @@ public final class GatewayProcess implements GatewayRunner {
         }
         stopAll();
         stopped.countDown();
+        wake.countDown();
     }
 
     /** Stops the gateway (draining), then the embedded cluster; idempotent. */
