@@ -138,7 +138,8 @@ class ReloadCommandTest {
 
             // again: unchanged; --admin and --json
             assertEquals(Main.OK, reload("--admin", "127.0.0.1:" + files.admin, "--json"), () -> out + "\n" + err);
-            assertEquals("{\"result\":\"unchanged\",\"applied\":[],\"needsRestart\":[]}", out.toString().strip());
+            assertEquals("{\"result\":\"unchanged\",\"applied\":[],\"needsRestart\":[],\"pendingRestart\":[]}",
+                out.toString().strip());
             assertEquals(1, metrics.configReloads("applied"), 0.0);
             assertEquals(1, metrics.configReloads("unchanged"), 0.0);
         }
@@ -164,9 +165,16 @@ class ReloadCommandTest {
         files.write(files.yaml("20s", 127, "").replace("listen: 127.0.0.1:" + files.listen + "\n",
             "listen: 127.0.0.1:" + other + "\n"));
         assertEquals(Main.OK, reload("-c", files.file.toString()), () -> out + "\n" + err);
-        assertTrue(out.toString().contains("needs restart  listen (the running values stay until the next start)"),
-            out::toString);
+        assertTrue(out.toString().startsWith("nothing applied by the gateway"), out::toString);
+        assertTrue(out.toString().contains("needs restart  listen (changed in the file; the running values stay until the"
+            + " next start)"), out::toString);
         assertEquals(files.listen, gateway.listenAddress().getPort());
+
+        // said once: the next reload reports it as still pending, and that nothing was applied
+        out.getBuffer().setLength(0);
+        assertEquals(Main.OK, reload("-c", files.file.toString()), () -> out + "\n" + err);
+        assertEquals("nothing applied by the gateway at 127.0.0.1:" + files.admin + "\n  still pending a restart  listen",
+            out.toString().strip().replace("\r", ""));
     }
 
     @Test

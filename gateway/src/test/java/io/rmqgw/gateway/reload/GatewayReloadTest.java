@@ -305,7 +305,12 @@ class GatewayReloadTest {
             assertEquals(List.of(), result.applied());
             assertTrue(result.needsRestart().containsAll(List.of("listen", "broker-ports")), result.needsRestart().toString());
             assertEquals(2, result.needsRestart().size(), result.needsRestart().toString());
+            assertEquals(result.needsRestart(), result.pendingRestart());
             assertTrue(result.changedAnything());
+            ReloadResult repeated = g.reload(moved);
+            assertEquals(List.of(), repeated.needsRestart(), "reported once");
+            assertEquals(result.pendingRestart(), repeated.pendingRestart());
+            assertFalse(repeated.changedAnything());
 
             // nothing moved: same listener, same broker listeners, the running values still in force
             assertEquals(listenPort, g.listenAddress().getPort());
