@@ -86,6 +86,15 @@ SERVICES = []  # started services, stopped in reverse order at exit
 STORE_BUDGET = 16 << 30
 
 
+
+def last_json_line(path):
+    """The last run appended to a bench --json-file (JSON Lines: one summary per line)."""
+    with open(path) as f:
+        lines = [line for line in f.read().splitlines() if line.strip()]
+    if not lines:
+        raise ValueError(f"{path} is empty")
+    return json.loads(lines[-1])
+
 def disk_budget(path, budget):
     """Broker settings that make it delete its oldest commit log files (cleanFileForciblyEnable) once the store's
     disk is `budget` bytes fuller than now, checked every second, as a share of the disk the way RocketMQ 5 measures
@@ -349,7 +358,7 @@ class Bench:
     def bench_cmd(self, client):
         if client == "5.4.0":
             return [os.path.join(self.a.rmqgw_home, "bin", "rmqgw"), "bench"]
-        return ["java", "-cp", self.client497_cp, "io.rmqgw.cli.bench.BenchMain"]
+        return ["java", "-cp", self.client497_cp, "io.rmqgw.loadgen.BenchMain"]
 
     def run(self, workload, target, namesrv, mode, args, rnd, client="5.4.0", record=True, sampler=None, limit=None):
         """One load-generator run; returns its record (the bench's JSON plus CPU figures)."""
@@ -358,9 +367,9 @@ class Bench:
         self.ensure_alive()
         self.wait_quiet()
         tag = f"{workload}.r{rnd}.{target}"
-        json_path = os.path.join(self.runs_dir, tag + ".json")
+        json_path = os.path.join(self.runs_dir, tag + ".jsonl")
         log_path = os.path.join(self.runs_dir, tag + ".log")
-        cmd = self.bench_cmd(client) + [mode, "--namesrv", namesrv, "--label", target, "--json", json_path,
+        cmd = self.bench_cmd(client) + [mode, "--namesrv", namesrv, "--label", target, "--json-file", json_path,
                                         "--log-dir", os.path.join(self.work, "client-logs", tag)] + args
         limit = int(limit or self.a.warmup + self.a.duration + 240)
         env = dict(self.env, JAVA_OPTS="-Xms512m -Xmx512m")
@@ -392,8 +401,7 @@ class Bench:
                "cpuSeconds": cpu, "cpuSystemSeconds": cpu_sys, "loadgenCpuSeconds": loadgen_cpu, "machineBusySeconds": busy,
                "otherCpuSeconds": max(0.0, busy - own), "log": log_path}
         try:
-            with open(json_path) as f:
-                rec["bench"] = json.load(f)
+            rec["bench"] = last_json_line(json_path)
         except (OSError, ValueError):
             rec["bench"] = None
         b = rec["bench"]
@@ -576,10 +584,10 @@ class Bench:
         first = SOAK_GC_AT if a.warmup + d - 10 >= SOAK_GC_AT + 15 else (a.warmup + d) / 2  # a short soak: halfway
         sampler = SoakSampler(gw, gc_log, {"oneMinute": first, "end": max(first + 1, a.warmup + d - 10)})
         tag = "soak-consume.r1.gateway"
-        c_json = os.path.join(self.runs_dir, tag + ".json")
+        c_json = os.path.join(self.runs_dir, tag + ".jsonl")
         c_log = os.path.join(self.runs_dir, tag + ".log")
         c_cmd = self.bench_cmd("5.4.0") + [
-            "consume", "--namesrv", GW, "--label", "gateway", "--json", c_json,
+            "consume", "--namesrv", GW, "--label", "gateway", "--json-file", c_json,
             "--log-dir", os.path.join(self.work, "client-logs", tag), "--topic", topic, "--size", "128",
             "--warmup", f"{a.warmup}s", "--duration", f"{d + 60}s", "--idle-timeout", "20s"]
         c_limit = int(a.warmup + d + 300)
@@ -611,8 +619,7 @@ class Bench:
                     pass
         sampler.gcs["idle"] = sampler.force_gc("idle")  # after the load: what the gateway keeps when idle
         try:
-            with open(c_json) as f:
-                received = json.load(f)
+            received = last_json_line(c_json)
         except (OSError, ValueError):
             received = None
             log(f"soak consumer rc={consumer.returncode}: no summary; see {c_log}\n{tail(c_log, 15)}")

@@ -3,6 +3,8 @@ package io.rmqgw.cli;
 import io.rmqgw.gateway.config.ConfigException;
 import io.rmqgw.gateway.config.ConfigLoader;
 import io.rmqgw.gateway.config.GatewayConfig;
+import io.rmqgw.gateway.runtime.Summary;
+import io.rmqgw.tools.VersionProvider;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;

@@ -1,11 +1,18 @@
 package io.rmqgw.cli;
 
-import io.rmqgw.cli.probe.ProbeCommand;
+import io.rmqgw.gateway.runtime.Errors;
+import io.rmqgw.gateway.runtime.GatewayProcess;
+import io.rmqgw.gateway.runtime.GatewayRunner;
+import io.rmqgw.tools.Subcommand;
+import io.rmqgw.tools.VersionProvider;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Objects;
+import java.util.ServiceLoader;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -21,7 +28,8 @@ import picocli.CommandLine.Spec;
     synopsisSubcommandLabel = "COMMAND",
     description = "A RocketMQ remoting-protocol gateway: clients point namesrvAddr at it, and it relays their"
         + " name-server and broker traffic to a RocketMQ cluster (or to an embedded one).%n",
-    subcommands = {StartCommand.class, CheckConfigCommand.class, ReloadCommand.class, ProbeCommand.class, io.rmqgw.cli.bench.BenchCommand.class, CommandLine.HelpCommand.class},
+    // the tools (bench, probe) come from their own modules: see commandLine
+    subcommands = {StartCommand.class, CheckConfigCommand.class, ReloadCommand.class},
     footerHeading = "%nExit codes:%n",
     footer = {
         "  0  success",
@@ -47,7 +55,12 @@ public final class Main implements Callable<Integer> {
 
     /** The real thing: embedded cluster and gateway in this process; installation from {@code -Drmqgw.home}. */
     public Main() {
-        this(new ProcessRunner(), Path.of(""), System.getProperty("rmqgw.home"));
+        this(process(), Path.of(""), System.getProperty("rmqgw.home"));
+    }
+
+    /** The gateway process as {@code rmqgw start} runs it: log levels applied to logback, embedded mode available. */
+    public static GatewayProcess process() {
+        return new GatewayProcess(new LogbackLevels(), EmbeddedMode.STARTER);
     }
 
     /**
@@ -85,6 +98,10 @@ public final class Main implements Callable<Integer> {
     /** The picocli command line, with rmqgw's error handling (tests parse with it too). */
     public static CommandLine commandLine(Main main, PrintWriter out, PrintWriter err) {
         CommandLine cl = new CommandLine(main);
+        for (Object tool : tools()) {
+            cl.addSubcommand(tool);
+        }
+        cl.addSubcommand(new CommandLine.HelpCommand());
         cl.setOut(out);
         cl.setErr(err);
         cl.setCaseInsensitiveEnumValuesAllowed(true);
@@ -105,6 +122,14 @@ public final class Main implements Callable<Integer> {
             return START_FAILED;
         });
         return cl;
+    }
+
+    /** The subcommands other modules offer ({@link Subcommand}), by name. */
+    static List<Subcommand> tools() {
+        return ServiceLoader.load(Subcommand.class, Main.class.getClassLoader()).stream()
+            .map(ServiceLoader.Provider::get)
+            .sorted(Comparator.comparing(t -> t.getClass().getAnnotation(Command.class).name()))
+            .toList();
     }
 
     /** {@code rmqgw} without a command: show the usage, it is a usage error. */

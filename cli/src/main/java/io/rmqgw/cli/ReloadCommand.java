@@ -6,6 +6,8 @@ import io.rmqgw.gateway.config.AdminConfig;
 import io.rmqgw.gateway.config.ConfigException;
 import io.rmqgw.gateway.config.ConfigLoader;
 import io.rmqgw.gateway.config.HostPort;
+import io.rmqgw.gateway.runtime.Errors;
+import io.rmqgw.tools.VersionProvider;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.ConnectException;
@@ -33,7 +35,8 @@ import picocli.CommandLine.Spec;
     description = {
         "Sends POST /reload to the gateway's admin port and prints what happened: the settings applied without"
             + " a restart (upstream name servers and timeouts, name checks, header encodings, metric options, log"
-            + " levels), those that changed but need a restart (listen, broker-ports, admin.listen, ...), or why"
+            + " levels), those that changed but need a restart (listen, broker-ports, admin.listen, ...; said once,"
+            + " then listed as still pending), or why"
             + " the new configuration was refused (its path and reason; the running one stays in force).",
         "The gateway reads its own configuration file again, with the options it was started with. The admin"
             + " address comes from --admin, else from admin.listen in the configuration file (-c, default "
@@ -158,17 +161,31 @@ final class ReloadCommand implements Callable<Integer> {
                 err.println("rmqgw reload: refused by the gateway at " + target + ": " + o.error());
                 err.println("the running configuration stays in force");
             }
-            case UNCHANGED -> out.println("unchanged: the gateway at " + target + " already runs this configuration");
+            case UNCHANGED -> {
+                if (o.pendingRestart().isEmpty()) {
+                    out.println("unchanged: the gateway at " + target + " already runs this configuration");
+                } else {
+                    out.println("nothing applied by the gateway at " + target);
+                }
+                printRestart(out, o);
+            }
             case APPLIED -> {
                 out.println("applied by the gateway at " + target);
-                if (!o.applied().isEmpty()) {
-                    out.println("  applied        " + String.join(", ", o.applied()));
-                }
-                if (!o.needsRestart().isEmpty()) {
-                    out.println("  needs restart  " + String.join(", ", o.needsRestart())
-                        + " (the running values stay until the next start)");
-                }
+                out.println("  applied        " + String.join(", ", o.applied()));
+                printRestart(out, o);
             }
+        }
+    }
+
+    /** Settings bound at start: those this reload met first, then those reported before and still waiting. */
+    private static void printRestart(PrintWriter out, ReloadOutcome o) {
+        if (!o.needsRestart().isEmpty()) {
+            out.println("  needs restart  " + String.join(", ", o.needsRestart())
+                + " (changed in the file; the running values stay until the next start)");
+        }
+        java.util.List<String> earlier = o.pendingRestart().stream().filter(p -> !o.needsRestart().contains(p)).toList();
+        if (!earlier.isEmpty()) {
+            out.println("  still pending a restart  " + String.join(", ", earlier));
         }
     }
 

@@ -4,6 +4,11 @@ import io.rmqgw.gateway.config.ConfigException;
 import io.rmqgw.gateway.config.ConfigLoader;
 import io.rmqgw.gateway.config.GatewayConfig;
 import io.rmqgw.gateway.config.HostPort;
+import io.rmqgw.gateway.runtime.ConfigSource;
+import io.rmqgw.gateway.runtime.Errors;
+import io.rmqgw.gateway.runtime.GatewayRunner;
+import io.rmqgw.gateway.runtime.Summary;
+import io.rmqgw.tools.VersionProvider;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -105,7 +110,7 @@ final class StartCommand implements Callable<Integer> {
             err.println("rmqgw: failed to start: " + Errors.oneLine(e));
             return Main.START_FAILED;
         }
-        printRunning(out, started);
+        Summary.printRunning(out, started);
         out.flush();
         main.runner().runUntilStopped(started);
         return Main.OK;
@@ -194,36 +199,5 @@ final class StartCommand implements Callable<Integer> {
         } else if (option != null) {
             err.println("rmqgw: " + (file == null ? "set it with " : "fix it there or override it with ") + option);
         }
-    }
-
-    private static void printRunning(PrintWriter out, GatewayRunner.Started s) {
-        GatewayConfig c = s.config();
-        String listenAddress = s.listenAddress() == null ? c.listen().toString()
-            : s.listenAddress().getHostString() + ":" + s.listenAddress().getPort();
-        out.println("rmqgw is running");
-        out.println("  listen            " + listenAddress + "   (clients: namesrvAddr="
-            + c.advertiseHost() + ":" + c.listen().port() + ")");
-        if (s.brokerListeners().isEmpty()) {
-            out.println("  broker listeners  none yet (ports " + c.brokerPorts() + " as brokers appear)");
-        } else {
-            boolean first = true;
-            for (Map.Entry<String, String> e : s.brokerListeners().entrySet()) {
-                out.println((first ? "  broker listeners  " : "                    ") + e.getKey() + " -> " + e.getValue());
-                first = false;
-            }
-        }
-        out.println("  upstream namesrv  " + (c.upstream().namesrv().isEmpty() ? "none yet"
-            : ConfigLoader.formatAddressList(c.upstream().namesrv()))
-            + (s.embeddedBroker() == null ? "" : "   (embedded; broker " + s.embeddedBroker()
-            + ", store " + c.embedded().storeDir() + ")"));
-        if (c.upstream().namesrvAddressUrl() != null) {
-            out.println("                    from " + c.upstream().namesrvAddressUrl() + ", polled every "
-                + ConfigLoader.formatDuration(c.upstream().namesrvAddressPollInterval()));
-        }
-        for (String note : s.notes()) {
-            out.println("  " + note);
-        }
-        out.println("Stop with Ctrl-C or SIGTERM: in-flight requests get up to "
-            + ConfigLoader.formatDuration(c.drainTimeout()) + " to finish.");
     }
 }

@@ -1,15 +1,10 @@
 package io.rmqgw.cli;
 
+import io.rmqgw.testing.FreePorts;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.time.Duration;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.BooleanSupplier;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.header.SendMessageRequestHeader;
@@ -31,15 +26,15 @@ final class GatewayFiles {
     GatewayFiles(Path dir, String upstream) {
         this.file = dir.resolve("gateway.yaml");
         this.upstream = upstream;
-        this.brokerBase = freeRange(9);
+        this.brokerBase = FreePorts.range(9);
         int l;
         do {
-            l = freeRange(1);
+            l = FreePorts.port();
         } while (l >= brokerBase && l < brokerBase + 9);
         listen = l;
         int a;
         do {
-            a = freeRange(1);
+            a = FreePorts.port();
         } while ((a >= brokerBase && a < brokerBase + 9) || a == listen);
         admin = a;
     }
@@ -83,46 +78,5 @@ final class GatewayFiles {
             SendMessageRequestHeaderV2.createSendMessageRequestHeaderV2(h));
         r.setBody("payload".getBytes());
         return r;
-    }
-
-    static void await(BooleanSupplier condition, Duration timeout, String what) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("timed out after " + timeout.toMillis() + " ms waiting for " + what);
-            }
-            try {
-                Thread.sleep(10);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted waiting for " + what, e);
-            }
-        }
-    }
-
-    /** {@code count} consecutive ports free on 127.0.0.1 now, below the ephemeral range. */
-    static int freeRange(int count) {
-        ThreadLocalRandom random = ThreadLocalRandom.current();
-        for (int attempt = 0; attempt < 200; attempt++) {
-            int base = random.nextInt(20000, 32000 - count);
-            boolean ok = true;
-            for (int p = base; p < base + count && ok; p++) {
-                ok = bindable(p);
-            }
-            if (ok) {
-                return base;
-            }
-        }
-        throw new IllegalStateException("no " + count + " free consecutive ports found");
-    }
-
-    private static boolean bindable(int port) {
-        try (ServerSocket s = new ServerSocket()) {
-            s.setReuseAddress(true);
-            s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
     }
 }

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rmqgw.gateway.config.ConfigException;
 import io.rmqgw.gateway.config.GatewayConfig;
 import io.rmqgw.gateway.config.HostPort;
+import io.rmqgw.gateway.runtime.Errors;
+import io.rmqgw.gateway.runtime.GatewayRunner;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -362,5 +364,36 @@ class MainTest {
         assertEquals("outer: inner", Errors.oneLine(new RuntimeException("outer", new RuntimeException("inner"))));
         assertEquals("inner", Errors.oneLine(new RuntimeException(new IllegalStateException("inner"))));
         assertEquals("a b", Errors.oneLine(new RuntimeException("a\n   b")));
+    }
+
+    @Test
+    void benchAndProbeAreRegisteredFromTheirModules() {
+        assertEquals(0, run("--help"));
+        String help = out.toString();
+        assertTrue(help.contains("bench") && help.contains("probe"), help);
+        List<String> order = List.of("\n  start ", "\n  check-config ", "\n  reload ", "\n  bench ", "\n  probe ",
+            "\n  help ");
+        for (int i = 1; i < order.size(); i++) {
+            assertTrue(help.indexOf(order.get(i - 1)) >= 0 && help.indexOf(order.get(i - 1)) < help.indexOf(order.get(i)),
+                help);
+        }
+
+        out.getBuffer().setLength(0);
+        assertEquals(0, run("probe", "--help"));
+        for (String expected : List.of("--namesrv", "--topic", "--group", "--rate", "--size", "--count", "--duration",
+            "--timeout", "--latency-budget", "--json", "autoCreateTopicEnable", "Exit codes:", "usage error")) {
+            assertTrue(out.toString().contains(expected), expected + " missing in:\n" + out);
+        }
+        out.getBuffer().setLength(0);
+        assertEquals(0, run("bench", "latency", "--help"));
+        assertTrue(out.toString().contains("--rate"), out::toString);
+
+        // usage errors through rmqgw never start a client (nor a gateway: the recording runner saw nothing)
+        assertEquals(Main.CONFIG_ERROR, run("probe", "--count", "1", "--duration", "1s"));
+        assertTrue(err.toString().contains("rmqgw probe: --count and --duration exclude each other"), err::toString);
+        assertEquals(Main.CONFIG_ERROR, run("bench", "produce", "--size", "0"));
+        assertTrue(err.toString().contains("rmqgw bench produce: --size"), err::toString);
+        assertEquals(Main.CONFIG_ERROR, run("bench"));
+        assertEquals(List.of(), runner.started);
     }
 }

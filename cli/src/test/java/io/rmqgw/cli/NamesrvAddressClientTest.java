@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.rmqgw.gateway.Gateway;
 import io.rmqgw.gateway.config.ConfigLoader;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.testing.ScriptedPeer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -37,7 +38,7 @@ class NamesrvAddressClientTest {
     @TempDir
     Path dir;
 
-    private FakePeer namesrv;
+    private ScriptedPeer namesrv;
     private Gateway gateway;
     private GatewayMetrics metrics;
     private GatewayFiles files;
@@ -53,7 +54,7 @@ class NamesrvAddressClientTest {
         System.setProperty("rocketmq.client.logRoot", System.getProperty("rocketmq.client.logRoot", logs.toString()));
         System.setProperty("rocketmq.log.root", System.getProperty("rocketmq.log.root", logs.toString()));
         savedDomain = System.getProperty(DOMAIN);
-        namesrv = FakePeer.nameServer(null);
+        namesrv = ScriptedPeer.nameServer(null);
         files = new GatewayFiles(dir, "  namesrv: " + namesrv.address() + "\n");
         files.write(files.yaml("5s", 127, ""));
         metrics = GatewayMetrics.inMemory();

@@ -7,6 +7,9 @@ import io.rmqgw.gateway.Gateway;
 import io.rmqgw.gateway.admin.ConfigReloader;
 import io.rmqgw.gateway.config.ConfigLoader;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.testing.FreePorts;
+import io.rmqgw.testing.RawRemoting;
+import io.rmqgw.testing.ScriptedPeer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetAddress;
@@ -20,6 +23,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.apache.rocketmq.remoting.protocol.header.GetMaxOffsetRequestHeader;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -41,8 +45,8 @@ class ReloadCommandTest {
     @TempDir
     Path dir;
 
-    private FakePeer broker;
-    private FakePeer namesrv;
+    private ScriptedPeer broker;
+    private ScriptedPeer namesrv;
     private GatewayFiles files;
     private Gateway gateway;
     private GatewayMetrics metrics;
@@ -53,8 +57,8 @@ class ReloadCommandTest {
 
     @BeforeEach
     void start() throws Exception {
-        broker = FakePeer.broker(code -> code == RequestCode.GET_MAX_OFFSET && brokerSilent.get());
-        namesrv = FakePeer.nameServer(broker.address());
+        broker = ScriptedPeer.broker(code -> code == RequestCode.GET_MAX_OFFSET && brokerSilent.get());
+        namesrv = ScriptedPeer.nameServer(broker.address());
         files = new GatewayFiles(dir, "  namesrv: " + namesrv.address() + "\n");
         files.write(files.yaml("20s", 127, ""));
         metrics = GatewayMetrics.inMemory();
@@ -101,13 +105,13 @@ class ReloadCommandTest {
 
     @Test
     void reloadAppliesNewTimeoutAndTopicLimitToOpenConnections() throws Exception {
-        try (FakePeer.Client client = new FakePeer.Client(brokerPort());
-             FakePeer.Client namesrvClient = new FakePeer.Client(gateway.listenAddress().getPort())) {
-            assertEquals(ResponseCode.SUCCESS, client.call(GatewayFiles.send(TOPIC_20)).getCode());
-            assertEquals(ResponseCode.SUCCESS, namesrvClient.call(RemotingCommand.createRequestCommand(
-                RequestCode.GET_KVLIST_BY_NAMESPACE, null)).getCode());
-            int brokerConnections = broker.connections();
-            int namesrvConnections = namesrv.connections();
+        try (RawRemoting client = RawRemoting.connect(brokerPort(), Duration.ofSeconds(5));
+             RawRemoting namesrvClient = RawRemoting.connect(gateway.listenAddress().getPort(), Duration.ofSeconds(5))) {
+            assertEquals(ResponseCode.SUCCESS, client.invoke(GatewayFiles.send(TOPIC_20), SerializeType.JSON).command().getCode());
+            assertEquals(ResponseCode.SUCCESS, namesrvClient.invoke(RemotingCommand.createRequestCommand(
+                RequestCode.GET_KVLIST_BY_NAMESPACE, null), SerializeType.JSON).command().getCode());
+            int brokerConnections = broker.connectionCount();
+            int namesrvConnections = namesrv.connectionCount();
 
             files.write(files.yaml("300ms", 10, ""));
             assertEquals(Main.OK, reload("-c", files.file.toString()), () -> out + "\n" + err);
@@ -116,25 +120,26 @@ class ReloadCommandTest {
             assertTrue(text.contains("applied        upstream, names, header encodings"), text);
             assertEquals("", err.toString());
 
-            RemotingCommand refused = client.call(GatewayFiles.send(TOPIC_20));
+            RemotingCommand refused = client.invoke(GatewayFiles.send(TOPIC_20), SerializeType.JSON).command();
             assertEquals(ResponseCode.INVALID_PARAMETER, refused.getCode(), refused.toString());
             assertTrue(refused.getRemark().endsWith("max length: 10"), refused.getRemark());
             brokerSilent.set(true);
             long t0 = System.nanoTime();
-            RemotingCommand busy = client.call(getMaxOffset(), Duration.ofSeconds(5));
+            RemotingCommand busy = client.invoke(getMaxOffset(), SerializeType.JSON).command();
             long millis = (System.nanoTime() - t0) / 1_000_000;
             assertEquals(ResponseCode.SYSTEM_BUSY, busy.getCode(), busy.toString());
             assertTrue(millis >= 300 && millis < 3000, millis + " ms with request-timeout 300ms");
             brokerSilent.set(false);
-            assertEquals(ResponseCode.SUCCESS, client.call(GatewayFiles.send("TopicA")).getCode());
-            assertEquals(ResponseCode.SUCCESS, namesrvClient.call(RemotingCommand.createRequestCommand(
-                RequestCode.GET_KVLIST_BY_NAMESPACE, null)).getCode());
-            assertEquals(brokerConnections, broker.connections(), "the upstream connection to the broker stayed");
-            assertEquals(namesrvConnections, namesrv.connections(), "the upstream connection to the name server stayed");
+            assertEquals(ResponseCode.SUCCESS, client.invoke(GatewayFiles.send("TopicA"), SerializeType.JSON).command().getCode());
+            assertEquals(ResponseCode.SUCCESS, namesrvClient.invoke(RemotingCommand.createRequestCommand(
+                RequestCode.GET_KVLIST_BY_NAMESPACE, null), SerializeType.JSON).command().getCode());
+            assertEquals(brokerConnections, broker.connectionCount(), "the upstream connection to the broker stayed");
+            assertEquals(namesrvConnections, namesrv.connectionCount(), "the upstream connection to the name server stayed");
 
             // again: unchanged; --admin and --json
             assertEquals(Main.OK, reload("--admin", "127.0.0.1:" + files.admin, "--json"), () -> out + "\n" + err);
-            assertEquals("{\"result\":\"unchanged\",\"applied\":[],\"needsRestart\":[]}", out.toString().strip());
+            assertEquals("{\"result\":\"unchanged\",\"applied\":[],\"needsRestart\":[],\"pendingRestart\":[]}",
+                out.toString().strip());
             assertEquals(1, metrics.configReloads("applied"), 0.0);
             assertEquals(1, metrics.configReloads("unchanged"), 0.0);
         }
@@ -156,22 +161,26 @@ class ReloadCommandTest {
 
     @Test
     void aListenChangeIsReportedAsNeedingARestart() throws Exception {
-        int other = GatewayFiles.freeRange(1);
+        int other = FreePorts.port();
         files.write(files.yaml("20s", 127, "").replace("listen: 127.0.0.1:" + files.listen + "\n",
             "listen: 127.0.0.1:" + other + "\n"));
         assertEquals(Main.OK, reload("-c", files.file.toString()), () -> out + "\n" + err);
-        assertTrue(out.toString().contains("needs restart  listen (the running values stay until the next start)"),
-            out::toString);
+        assertTrue(out.toString().startsWith("nothing applied by the gateway"), out::toString);
+        assertTrue(out.toString().contains("needs restart  listen (changed in the file; the running values stay until the"
+            + " next start)"), out::toString);
         assertEquals(files.listen, gateway.listenAddress().getPort());
+
+        // said once: the next reload reports it as still pending, and that nothing was applied
+        out.getBuffer().setLength(0);
+        assertEquals(Main.OK, reload("-c", files.file.toString()), () -> out + "\n" + err);
+        assertEquals("nothing applied by the gateway at 127.0.0.1:" + files.admin + "\n  still pending a restart  listen",
+            out.toString().strip().replace("\r", ""));
     }
 
     @Test
     void anUnreachableGatewayOrABadOptionExitsTwo() throws Exception {
         int dead;
-        try (ServerSocket s = new ServerSocket()) {
-            s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-            dead = s.getLocalPort();
-        }
+        dead = FreePorts.port();
         assertEquals(ReloadCommand.UNREACHABLE, reload("--admin", "127.0.0.1:" + dead));
         assertTrue(err.toString().contains("cannot reach the admin port at 127.0.0.1:" + dead), err::toString);
         assertEquals(ReloadCommand.UNREACHABLE, reload("--admin", "nowhere"));

@@ -139,6 +139,9 @@ public final class Gateway implements AutoCloseable {
         return brokers.snapshot();
     }
 
+    /** Settings bound at start to the value the last reload asked for, while it differs from the running one. */
+    private final java.util.Map<String, Object> restartRequested = new java.util.HashMap<>();
+
     /**
      * Applies a new configuration without dropping connections: upstream name servers and timeouts
      * apply to the next dial and request, metric options at once. Settings bound to sockets
@@ -170,21 +173,25 @@ public final class Gateway implements AutoCloseable {
         if (!current.drainTimeout().equals(next.drainTimeout())) {
             applied.add("drain-timeout");
         }
-        restartIfChanged(needsRestart, "listen", current.listen(), next.listen());
-        restartIfChanged(needsRestart, "advertise-host", current.advertiseHost(), next.advertiseHost());
-        restartIfChanged(needsRestart, "broker-ports", current.brokerPorts(), next.brokerPorts());
-        restartIfChanged(needsRestart, "max-frame-length", current.maxFrameLength(), next.maxFrameLength());
-        restartIfChanged(needsRestart, "routes", current.routes(), next.routes());
-        restartIfChanged(needsRestart, "admin.listen", current.admin().listen(), next.admin().listen());
-        restartIfChanged(needsRestart, "admin.enabled", current.admin().enabled(), next.admin().enabled());
-        restartIfChanged(needsRestart, "embedded", current.embedded(), next.embedded());
+        List<String> pendingRestart = new java.util.ArrayList<>();
+        restartIfChanged(needsRestart, pendingRestart, "listen", current.listen(), next.listen());
+        restartIfChanged(needsRestart, pendingRestart, "advertise-host", current.advertiseHost(), next.advertiseHost());
+        restartIfChanged(needsRestart, pendingRestart, "broker-ports", current.brokerPorts(), next.brokerPorts());
+        restartIfChanged(needsRestart, pendingRestart, "max-frame-length", current.maxFrameLength(),
+            next.maxFrameLength());
+        restartIfChanged(needsRestart, pendingRestart, "routes", current.routes(), next.routes());
+        restartIfChanged(needsRestart, pendingRestart, "admin.listen", current.admin().listen(), next.admin().listen());
+        restartIfChanged(needsRestart, pendingRestart, "admin.enabled", current.admin().enabled(),
+            next.admin().enabled());
+        restartIfChanged(needsRestart, pendingRestart, "embedded", current.embedded(), next.embedded());
         // what is in force: the new values where applied, the running ones where a restart is needed
         config = new GatewayConfig(current.listen(), current.advertiseHost(), current.brokerPorts(), next.upstream(),
             current.routes(), current.maxFrameLength(), next.drainTimeout(), current.embedded(),
             new io.rmqgw.gateway.config.AdminConfig(current.admin().enabled(), current.admin().listen(),
                 next.admin().topicLabels(), next.admin().topicLabelLimit()), next.downstream(), next.names());
-        ReloadResult result = new ReloadResult(applied, needsRestart);
-        log.info("reload: applied {}, needs restart {}", applied, needsRestart);
+        ReloadResult result = new ReloadResult(applied, needsRestart, pendingRestart);
+        log.info("reload: applied {}, newly needs a restart {}, pending a restart {}", applied, needsRestart,
+            pendingRestart);
         return result;
     }
 
@@ -204,10 +211,21 @@ public final class Gateway implements AutoCloseable {
         });
     }
 
-    private static void restartIfChanged(List<String> needsRestart, String path, Object current, Object next) {
-        if (!java.util.Objects.equals(current, next)) {
+    /**
+     * A setting bound at start: pending a restart while the configured value differs from the running one, and
+     * newly so (reported once) when that value differs from the one the previous reload saw.
+     */
+    private void restartIfChanged(List<String> needsRestart, List<String> pendingRestart, String path, Object current,
+                                  Object next) {
+        if (java.util.Objects.equals(current, next)) {
+            restartRequested.remove(path);
+            return;
+        }
+        pendingRestart.add(path);
+        if (!restartRequested.containsKey(path) || !java.util.Objects.equals(restartRequested.get(path), next)) {
             needsRestart.add(path);
         }
+        restartRequested.put(path, next);
     }
 
     /**

@@ -129,17 +129,19 @@ public final class ConfigReloader implements AutoCloseable {
         if (discovery != null) {
             discovery.reapply(); // a poll may have found a newer list while this reload ran
         }
-        ReloadOutcome.Result r = applied.isEmpty() && result.needsRestart().isEmpty()
-            ? ReloadOutcome.Result.UNCHANGED : ReloadOutcome.Result.APPLIED;
-        ReloadOutcome outcome = new ReloadOutcome(r, applied, result.needsRestart(), null);
+        // "applied" only when something was: a file whose only change needs a restart applies nothing
+        ReloadOutcome.Result r = applied.isEmpty() ? ReloadOutcome.Result.UNCHANGED : ReloadOutcome.Result.APPLIED;
+        ReloadOutcome outcome = new ReloadOutcome(r, applied, result.needsRestart(), result.pendingRestart(), null);
         if (!result.needsRestart().isEmpty()) {
+            // said once per new value; later reloads list it under pendingRestart only
             log.warn("reload ({}): {} changed in {} but only take effect on a restart; the running values stay",
                 trigger, String.join(", ", result.needsRestart()), sourceName);
         }
-        if (r == ReloadOutcome.Result.UNCHANGED) {
-            log.info("reload ({}): {} unchanged", trigger, sourceName);
-        } else if (!applied.isEmpty()) {
+        if (!applied.isEmpty()) {
             log.info("reload ({}): applied {} from {}", trigger, String.join(", ", applied), sourceName);
+        } else {
+            log.info("reload ({}): nothing applied from {}{}", trigger, sourceName, result.pendingRestart().isEmpty()
+                ? " (unchanged)" : "; pending a restart: " + String.join(", ", result.pendingRestart()));
         }
         return outcome;
     }

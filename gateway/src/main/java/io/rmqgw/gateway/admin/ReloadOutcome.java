@@ -12,24 +12,27 @@ import java.util.Objects;
 
 /**
  * How a configuration reload ended, as {@code POST /reload} answers it:
- * {@code {"result":"applied"|"refused"|"unchanged","applied":[...],"needsRestart":[...],"error":"path: reason"}}
+ * {@code {"result":"applied"|"refused"|"unchanged","applied":[...],"needsRestart":[...],"pendingRestart":[...],
+ * "error":"path: reason"}}
  * ({@code error} only when refused).
  *
  * @param result       what happened
  * @param applied      settings now in force, connections kept
- * @param needsRestart settings that changed in the file but only take effect on the next start
+ * @param needsRestart   settings bound at start whose new value this reload met first (reported once)
+ * @param pendingRestart every setting bound at start whose configured value still differs from the running one
  * @param error        why the file was refused ({@code path: reason}), or null
  */
-public record ReloadOutcome(Result result, List<String> applied, List<String> needsRestart, String error) {
+public record ReloadOutcome(Result result, List<String> applied, List<String> needsRestart, List<String> pendingRestart,
+                            String error) {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
     public enum Result {
-        /** Something changed (applied, or reported as needing a restart). */
+        /** Settings were applied (some may also need a restart). */
         APPLIED,
         /** The new configuration is invalid; the running one stays in force. */
         REFUSED,
-        /** The configuration is the one running. */
+        /** Nothing was applied: the configuration is the one running, apart from settings that need a restart. */
         UNCHANGED;
 
         /** {@code applied}, {@code refused}, {@code unchanged}: the JSON value and the metric label. */
@@ -46,10 +49,11 @@ public record ReloadOutcome(Result result, List<String> applied, List<String> ne
         Objects.requireNonNull(result);
         applied = List.copyOf(applied);
         needsRestart = List.copyOf(needsRestart);
+        pendingRestart = List.copyOf(pendingRestart);
     }
 
     public static ReloadOutcome refused(String error) {
-        return new ReloadOutcome(Result.REFUSED, List.of(), List.of(), error);
+        return new ReloadOutcome(Result.REFUSED, List.of(), List.of(), List.of(), error);
     }
 
     public String toJson() {
@@ -59,6 +63,8 @@ public record ReloadOutcome(Result result, List<String> applied, List<String> ne
         applied.forEach(a::add);
         ArrayNode n = root.putArray("needsRestart");
         needsRestart.forEach(n::add);
+        ArrayNode p = root.putArray("pendingRestart");
+        pendingRestart.forEach(p::add);
         if (error != null) {
             root.put("error", error);
         }
@@ -92,7 +98,7 @@ public record ReloadOutcome(Result result, List<String> applied, List<String> ne
         }
         JsonNode error = root.get("error");
         return new ReloadOutcome(result, strings(root.get("applied")), strings(root.get("needsRestart")),
-            error == null || error.isNull() ? null : error.asText());
+            strings(root.get("pendingRestart")), error == null || error.isNull() ? null : error.asText());
     }
 
     private static List<String> strings(JsonNode array) {

@@ -2,10 +2,10 @@ package io.rmqgw.gateway.admin;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.rmqgw.gateway.testing.RawClient;
-import io.rmqgw.gateway.testing.ScriptedPeer;
+import io.rmqgw.testing.RawClient;
+import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
-import io.rmqgw.gateway.testing.Wire;
+import io.rmqgw.testing.Wire;
 import io.rmqgw.metrics.GatewayMetrics;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;

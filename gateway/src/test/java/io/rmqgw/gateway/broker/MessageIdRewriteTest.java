@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 import io.rmqgw.gateway.testing.CoversCodes;
-import io.rmqgw.gateway.testing.RawClient;
+import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Records;
-import io.rmqgw.gateway.testing.ScriptedPeer;
+import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
-import io.rmqgw.gateway.testing.Wire;
+import io.rmqgw.testing.Wire;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;

@@ -3,10 +3,10 @@ package io.rmqgw.gateway.edge;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.rmqgw.gateway.testing.RawClient;
-import io.rmqgw.gateway.testing.ScriptedPeer;
+import io.rmqgw.testing.RawClient;
+import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
-import io.rmqgw.gateway.testing.Wire;
+import io.rmqgw.testing.Wire;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package io.rmqgw.gateway.edge;
 
-import io.rmqgw.gateway.testing.Wire;
+import io.rmqgw.testing.Wire;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.rocketmq.common.MQVersion;

@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.NamesConfig;
-import io.rmqgw.gateway.testing.RawClient;
+import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
-import io.rmqgw.gateway.testing.Wire;
+import io.rmqgw.testing.Wire;
 import io.rmqgw.metrics.GatewayMetrics;
 import java.util.List;
 import org.apache.rocketmq.common.message.MessageDecoder;

@@ -2,11 +2,11 @@ package io.rmqgw.gateway.namesrv;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.rmqgw.gateway.testing.RawClient;
+import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
-import io.rmqgw.gateway.testing.ScriptedPeer;
+import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
-import io.rmqgw.gateway.testing.Wire;
+import io.rmqgw.testing.Wire;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;

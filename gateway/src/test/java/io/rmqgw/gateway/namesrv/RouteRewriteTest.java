@@ -6,11 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.gateway.testing.CoversCodes;
-import io.rmqgw.gateway.testing.RawClient;
+import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
-import io.rmqgw.gateway.testing.ScriptedPeer;
+import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
-import io.rmqgw.gateway.testing.Wire;
+import io.rmqgw.testing.Wire;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.util.LinkedHashMap;

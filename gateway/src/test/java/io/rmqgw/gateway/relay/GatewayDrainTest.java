@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rmqgw.gateway.testing.RawClient;
+import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
-import io.rmqgw.gateway.testing.ScriptedPeer;
+import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
-import io.rmqgw.gateway.testing.Wire;
+import io.rmqgw.testing.Wire;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;

@@ -15,7 +15,7 @@ import io.netty.channel.ChannelPromise;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.rmqgw.gateway.net.Dialer;
-import io.rmqgw.gateway.testing.Wire;
+import io.rmqgw.testing.Wire;
 import io.rmqgw.metrics.GatewayMetrics;
 import java.net.ConnectException;
 import java.util.ArrayList;

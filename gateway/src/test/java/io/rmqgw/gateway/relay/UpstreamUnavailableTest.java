@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rmqgw.gateway.testing.RawClient;
-import io.rmqgw.gateway.testing.ScriptedPeer;
+import io.rmqgw.testing.RawClient;
+import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
-import io.rmqgw.gateway.testing.Wire;
+import io.rmqgw.testing.Wire;
 import io.rmqgw.metrics.GatewayMetrics.UpstreamFailure;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.junit.jupiter.api.AfterEach;

@@ -18,11 +18,11 @@ import io.rmqgw.gateway.config.HostPort;
 import io.rmqgw.gateway.config.NamesConfig;
 import io.rmqgw.gateway.config.PortRange;
 import io.rmqgw.gateway.config.UpstreamConfig;
-import io.rmqgw.gateway.testing.RawClient;
+import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
-import io.rmqgw.gateway.testing.ScriptedPeer;
+import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
-import io.rmqgw.gateway.testing.Wire;
+import io.rmqgw.testing.Wire;
 import io.rmqgw.metrics.GatewayMetrics;
 import java.net.ConnectException;
 import java.time.Duration;
@@ -305,7 +305,12 @@ class GatewayReloadTest {
             assertEquals(List.of(), result.applied());
             assertTrue(result.needsRestart().containsAll(List.of("listen", "broker-ports")), result.needsRestart().toString());
             assertEquals(2, result.needsRestart().size(), result.needsRestart().toString());
+            assertEquals(result.needsRestart(), result.pendingRestart());
             assertTrue(result.changedAnything());
+            ReloadResult repeated = g.reload(moved);
+            assertEquals(List.of(), repeated.needsRestart(), "reported once");
+            assertEquals(result.pendingRestart(), repeated.pendingRestart());
+            assertFalse(repeated.changedAnything());
 
             // nothing moved: same listener, same broker listeners, the running values still in force
             assertEquals(listenPort, g.listenAddress().getPort());

@@ -10,11 +10,12 @@ import io.rmqgw.gateway.admin.ReloadOutcome;
 import io.rmqgw.gateway.config.ConfigFileWatcher;
 import io.rmqgw.gateway.config.ConfigLoader;
 import io.rmqgw.gateway.config.HostPort;
-import io.rmqgw.gateway.testing.RawClient;
+import io.rmqgw.testing.FreePorts;
+import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
-import io.rmqgw.gateway.testing.ScriptedPeer;
+import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
-import io.rmqgw.gateway.testing.Wire;
+import io.rmqgw.testing.Wire;
 import java.net.ConnectException;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
@@ -246,7 +247,7 @@ class ReloadTriggersTest {
 
     @Test
     void aListenChangeIsReportedAsNeedingARestartAndNothingMoves() throws Exception {
-        int otherListen = YamlGateway.freeRange(1, gw.listen);
+        int otherListen = FreePorts.port();
         String moved = gw.yaml("300ms", 127, "").replace("listen: 127.0.0.1:" + gw.listen + "\n",
             "listen: 127.0.0.1:" + otherListen + "\n");
         try (RawClient namesrvClient = RawClient.connect(gw.listen)) {
@@ -257,6 +258,7 @@ class ReloadTriggersTest {
             ReloadOutcome o = ReloadOutcome.fromJson(r.body());
             assertEquals(ReloadOutcome.Result.APPLIED, o.result());
             assertEquals(List.of("listen"), o.needsRestart());
+            assertEquals(List.of("listen"), o.pendingRestart());
             assertEquals(List.of("upstream"), o.applied(), "the request timeout still applies");
             assertEquals(new HostPort("127.0.0.1", gw.listen), gw.gateway.config().listen());
             assertEquals(gw.listen, gw.gateway.listenAddress().getPort());
@@ -267,8 +269,26 @@ class ReloadTriggersTest {
                 // right
             }
             routeOk(namesrvClient, 2);
-            // reported again on the next reload: the file still differs from what runs
-            assertEquals(List.of("listen"), ReloadOutcome.fromJson(gw.post("/reload").body()).needsRestart());
+            // the next reload applies nothing and says so; listen is still pending, not newly changed
+            ReloadOutcome again = ReloadOutcome.fromJson(gw.post("/reload").body());
+            assertEquals(ReloadOutcome.Result.UNCHANGED, again.result());
+            assertEquals(List.of(), again.applied());
+            assertEquals(List.of(), again.needsRestart(), "said once");
+            assertEquals(List.of("listen"), again.pendingRestart());
+            assertEquals(1, gw.metrics.configReloads("applied"), 0.0);
+            assertEquals(1, gw.metrics.configReloads("unchanged"), 0.0);
+
+            // another new listen value is news again; the old one back is nothing pending at all
+            int third = FreePorts.port();
+            gw.write(gw.yaml("300ms", 127, "").replace("listen: 127.0.0.1:" + gw.listen + "\n",
+                "listen: 127.0.0.1:" + third + "\n"));
+            ReloadOutcome moved2 = ReloadOutcome.fromJson(gw.post("/reload").body());
+            assertEquals(ReloadOutcome.Result.UNCHANGED, moved2.result(), "only listen changed: nothing applied");
+            assertEquals(List.of("listen"), moved2.needsRestart());
+            gw.write(gw.yaml("300ms", 127, ""));
+            ReloadOutcome back = ReloadOutcome.fromJson(gw.post("/reload").body());
+            assertEquals(List.of(), back.needsRestart());
+            assertEquals(List.of(), back.pendingRestart());
         }
     }
 

@@ -2,7 +2,7 @@ package io.rmqgw.gateway.reload;
 
 import io.rmqgw.gateway.Gateway;
 import io.rmqgw.gateway.config.ConfigLoader;
-import io.rmqgw.gateway.testing.TestGateway;
+import io.rmqgw.testing.FreePorts;
 import io.rmqgw.metrics.GatewayMetrics;
 import java.io.IOException;
 import java.net.URI;
@@ -13,9 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.stream.IntStream;
 
 /**
  * A real {@link Gateway} started from a YAML file, on free 127.0.0.1 ports (listen, broker ports, admin), as
@@ -40,11 +37,9 @@ public final class YamlGateway implements AutoCloseable {
     public YamlGateway(Path dir, String namesrv) {
         this.file = dir.resolve("gateway.yaml");
         this.namesrv = namesrv;
-        this.brokerBase = TestGateway.freeRange(9, List.of());
-        List<Integer> taken = new ArrayList<>(IntStream.range(brokerBase, brokerBase + 9).boxed().toList());
-        this.listen = TestGateway.freeRange(1, taken);
-        taken.add(listen);
-        this.admin = TestGateway.freeRange(1, taken);
+        this.brokerBase = FreePorts.range(9);
+        this.listen = FreePorts.port();
+        this.admin = FreePorts.port();
     }
 
     /** The configuration file's text; {@code extra} is appended as is (top-level keys). */
@@ -101,10 +96,5 @@ public final class YamlGateway implements AutoCloseable {
             gateway.close(Duration.ZERO);
         }
         metrics.close();
-    }
-
-    /** {@code count} consecutive ports free on 127.0.0.1 now, below the ephemeral range, {@code avoid} not among them. */
-    public static int freeRange(int count, int avoid) {
-        return TestGateway.freeRange(count, avoid < 0 ? List.of() : List.of(avoid));
     }
 }

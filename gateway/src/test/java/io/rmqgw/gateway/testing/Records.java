@@ -1,5 +1,6 @@
 package io.rmqgw.gateway.testing;
 
+import io.rmqgw.testing.Wire;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

@@ -1,5 +1,7 @@
 package io.rmqgw.gateway.testing;
 
+import io.rmqgw.testing.ScriptedPeer;
+import io.rmqgw.testing.Wire;
 import java.util.LinkedHashMap;
 import java.util.Map;
 

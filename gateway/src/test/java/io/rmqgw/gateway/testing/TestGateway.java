@@ -12,22 +12,14 @@ import io.rmqgw.gateway.config.PortRange;
 import io.rmqgw.gateway.config.RouteCacheConfig;
 import io.rmqgw.gateway.config.UpstreamConfig;
 import io.rmqgw.metrics.GatewayMetrics;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
+import io.rmqgw.testing.FreePorts;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BooleanSupplier;
 
 /** A real {@link Gateway} on free 127.0.0.1 ports, with its in-memory metrics. */
 public final class TestGateway implements AutoCloseable {
-
-    /** Ports are picked below Linux's ephemeral range so outgoing connections never hold them. */
-    private static final int PORT_FLOOR = 20000;
-    private static final int PORT_CEILING = 32000;
 
     private final Gateway gateway;
     private final GatewayMetrics metrics;
@@ -74,38 +66,9 @@ public final class TestGateway implements AutoCloseable {
         gateway.close(Duration.ZERO);
     }
 
-    /** A port on 127.0.0.1 with nothing listening. */
-    public static int deadPort() throws IOException {
-        try (ServerSocket s = new ServerSocket()) {
-            s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-            return s.getLocalPort();
-        }
-    }
-
-    /** {@code count} consecutive ports that are free on 127.0.0.1 right now, none in {@code avoid}. */
-    public static int freeRange(int count, List<Integer> avoid) {
-        ThreadLocalRandom random = ThreadLocalRandom.current();
-        for (int attempt = 0; attempt < 200; attempt++) {
-            int base = random.nextInt(PORT_FLOOR, PORT_CEILING - count);
-            boolean ok = true;
-            for (int p = base; p < base + count && ok; p++) {
-                ok = !avoid.contains(p) && bindable(p);
-            }
-            if (ok) {
-                return base;
-            }
-        }
-        throw new IllegalStateException("no " + count + " free consecutive ports found");
-    }
-
-    private static boolean bindable(int port) {
-        try (ServerSocket s = new ServerSocket()) {
-            s.setReuseAddress(true);
-            s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
+    /** A port on 127.0.0.1 with nothing listening (and never handed out again by {@link FreePorts}). */
+    public static int deadPort() {
+        return FreePorts.port();
     }
 
     /** Polls {@code condition} every 10 ms until it holds or {@code timeout} passes. */
@@ -200,8 +163,8 @@ public final class TestGateway implements AutoCloseable {
             List<HostPort> upstreams = namesrv.stream().map(a -> HostPort.parse("upstream.namesrv", a)).toList();
             Exception last = null;
             for (int attempt = 0; attempt < 5; attempt++) {
-                int brokerBase = freeRange(brokerPortCount, List.of());
-                int listen = freeRange(1, rangeList(brokerBase, brokerPortCount));
+                int brokerBase = FreePorts.range(brokerPortCount);
+                int listen = FreePorts.port();
                 PortRange brokerPorts = new PortRange(brokerBase, brokerBase + brokerPortCount - 1);
                 GatewayConfig config = new GatewayConfig(new HostPort("127.0.0.1", listen), "127.0.0.1", brokerPorts,
                     new UpstreamConfig(upstreams, connectTimeout, requestTimeout, longPollTimeout, headerEncoding),
@@ -218,14 +181,6 @@ public final class TestGateway implements AutoCloseable {
                 }
             }
             throw new IllegalStateException("cannot start a gateway", last);
-        }
-
-        private static List<Integer> rangeList(int base, int count) {
-            List<Integer> out = new ArrayList<>(count);
-            for (int i = 0; i < count; i++) {
-                out.add(base + i);
-            }
-            return out;
         }
     }
 }

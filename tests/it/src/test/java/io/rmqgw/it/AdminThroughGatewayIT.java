@@ -13,7 +13,7 @@ import io.rmqgw.it.fixture.BrokerRequestRecorder.RecordedRequest;
 import io.rmqgw.it.fixture.GatewayFixture;
 import io.rmqgw.it.fixture.SharedCluster;
 import io.rmqgw.it.fixture.SharedClusterExtension;
-import io.rmqgw.it.support.Await;
+import io.rmqgw.testing.Await;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioProcess;
 import io.rmqgw.it.support.ScenarioResult;

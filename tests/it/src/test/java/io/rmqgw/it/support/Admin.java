@@ -1,5 +1,6 @@
 package io.rmqgw.it.support;
 
+import io.rmqgw.testing.Await;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
