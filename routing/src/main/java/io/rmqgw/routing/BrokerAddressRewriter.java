@@ -5,7 +5,6 @@ import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.exc.StreamReadException;
-import com.fasterxml.jackson.core.json.JsonReadFeature;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import java.io.ByteArrayOutputStream;
@@ -36,10 +35,7 @@ public final class BrokerAddressRewriter {
     static final String BROKER_ADDRS = "brokerAddrs";
     static final String FILTER_SERVER_TABLE = "filterServerTable";
 
-    // Unquoted names cover fastjson's integer map keys; Jackson takes [0-9]+ there.
-    private static final JsonFactory JSON = JsonFactory.builder()
-        .enable(JsonReadFeature.ALLOW_UNQUOTED_FIELD_NAMES)
-        .build();
+    private static final JsonFactory JSON = RouteJson.FACTORY;
 
     private BrokerAddressRewriter() {
     }
