@@ -60,6 +60,9 @@ import org.apache.rocketmq.store.ha.HAService;
  */
 public final class EmbeddedCluster implements AutoCloseable {
 
+    /** How long {@link #close} waits for the broker to leave the name server before stopping that anyway. */
+    static final Duration UNREGISTER_WAIT = Duration.ofSeconds(5);
+
     /** How long {@link #start} waits for the broker to appear in the name server's cluster info. */
     public static final Duration REGISTRATION_TIMEOUT = Duration.ofSeconds(90);
 
@@ -418,19 +421,99 @@ public final class EmbeddedCluster implements AutoCloseable {
         return storeDir;
     }
 
-    /** Stops the broker (it unregisters from the name server) and then the name server; idempotent. */
+    /**
+     * Stops the broker and the name server; idempotent. Left alone, RocketMQ 5.4.0 takes 13 to 15 s to stop
+     * however idle it is: each remoting server and client joins its event thread, which polls its queue for up to
+     * 3 s without heeding the stop (five of them), the message store sleeps 3 s for in-flight writes, and the
+     * name server stops after the broker. Here the event threads are interrupted while the stop runs (their loop
+     * takes an interrupt as a wake-up and sees the stop), and the name server stops as soon as the broker has
+     * unregistered from it (first thing in the broker's stop; at most {@link #UNREGISTER_WAIT}), while the broker
+     * finishes: about 7 s, most of it the store's fixed sleep.
+     */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
+        Thread nudger = EventThreadNudger.start();
         try {
-            brokerController.shutdown();
+            stopBoth();
         } finally {
-            if (namesrvController != null) {
-                namesrvController.shutdown();
+            nudger.interrupt();
+        }
+    }
+
+    private void stopBoth() {
+        if (namesrvController == null) {
+            brokerController.shutdown();
+            return;
+        }
+        RuntimeException[] brokerFailure = new RuntimeException[1];
+        Thread broker = new Thread(() -> {
+            try {
+                brokerController.shutdown();
+            } catch (RuntimeException e) {
+                brokerFailure[0] = e;
             }
+        }, "embedded-broker-stop");
+        broker.start();
+        try {
+            awaitUnregistered(namesrvAddress, brokerController.getBrokerConfig().getBrokerClusterName(),
+                brokerController.getBrokerConfig().getBrokerName(), brokerAddress, UNREGISTER_WAIT);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            // not unregistered in time: stop the name server anyway, the broker's stop goes on
+        }
+        try {
+            namesrvController.shutdown();
+        } finally {
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    broker.join();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true; // the store must finish its flush: wait anyway
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (brokerFailure[0] != null) {
+            throw brokerFailure[0];
+        }
+    }
+
+    /**
+     * While a stop runs, interrupts RocketMQ's remoting event threads ({@code NettyEventExecutor}: one per
+     * remoting server and client) every 50 ms: they poll their queue for 3 s at a time and only look at the stop
+     * flag between polls, so each shutdown would wait out the poll. Nothing else in the process has threads of
+     * that name (the gateway's Netty does not).
+     */
+    private static final class EventThreadNudger {
+        private static final String EVENT_THREAD = "NettyEventExecutor";
+
+        static Thread start() {
+            Thread t = new Thread(() -> {
+                while (!Thread.currentThread().isInterrupted()) {
+                    for (Thread candidate : Thread.getAllStackTraces().keySet()) {
+                        if (candidate.getName().startsWith(EVENT_THREAD)) {
+                            candidate.interrupt();
+                        }
+                    }
+                    try {
+                        Thread.sleep(50);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            }, "embedded-stop-nudger");
+            t.setDaemon(true);
+            t.start();
+            return t;
         }
     }
 

@@ -87,7 +87,7 @@ public final class GatewayProcess implements GatewayRunner {
                 Path storeDir = Path.of(config.embedded().storeDir()).toAbsolutePath().normalize();
                 out.println("starting the embedded RocketMQ name server (127.0.0.1:" + config.embedded().namesrvPort()
                     + ") and broker (127.0.0.1:" + config.embedded().brokerPort() + ") in " + storeDir
-                    + "; this takes about half a minute");
+                    + "; this takes a few seconds");
                 out.flush();
                 EmbeddedUpstream c;
                 try {
@@ -313,7 +313,8 @@ public final class GatewayProcess implements GatewayRunner {
             metrics.close();
         }
         if (c != null) {
-            println("stopping the embedded RocketMQ broker and name server");
+            // RocketMQ's store alone waits 3 s for in-flight writes; the whole stop takes 5 to 10 s
+            println("stopping the embedded RocketMQ broker and name server (a few seconds)");
             try {
                 c.close();
             } catch (RuntimeException e) {
