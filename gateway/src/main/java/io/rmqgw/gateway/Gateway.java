@@ -17,6 +17,8 @@ import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.RelaySession;
 import io.rmqgw.gateway.relay.UpstreamSettings;
 import io.rmqgw.gateway.upstream.UpstreamPool;
+import io.rmqgw.gateway.clients.ClientRegistry;
+import io.rmqgw.routing.ClusterView;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.BrokerPortMap;
 import io.rmqgw.routing.RouteCache;
@@ -132,6 +134,16 @@ public final class Gateway implements AutoCloseable {
     /** The gateway's own connections to brokers and name servers, for requests it originates. */
     public UpstreamPool upstreamPool() {
         return upstreamPool;
+    }
+
+    /** Brokers, clusters and topic queues as the name servers described them to the gateway. */
+    public ClusterView cluster() {
+        return context.cluster();
+    }
+
+    /** Client connections by client id and group. */
+    public ClientRegistry clients() {
+        return context.clients();
     }
 
     /** Real broker address to the gateway address advertised for it, for every broker seen so far. */

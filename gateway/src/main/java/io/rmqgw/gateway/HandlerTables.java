@@ -25,15 +25,18 @@ import static org.apache.rocketmq.remoting.protocol.RequestCode.VIEW_MESSAGE_BY_
 
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.broker.BrokerListeners;
+import io.rmqgw.gateway.broker.ClientRegistration;
 import io.rmqgw.gateway.broker.NameCheckedHandler;
 import io.rmqgw.gateway.broker.PullHandler;
 import io.rmqgw.gateway.broker.SendHandler;
 import io.rmqgw.gateway.broker.StoreHostRequests;
 import io.rmqgw.gateway.broker.StoredRecordsHandler;
+import io.rmqgw.gateway.clients.ClientRegistry;
 import io.rmqgw.gateway.edge.NameGuard;
 import io.rmqgw.gateway.namesrv.RouteAnswerHandler;
 import io.rmqgw.gateway.relay.HandlerTable;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.routing.ClusterView;
 import io.rmqgw.routing.RouteCache;
 
 /**
@@ -47,17 +50,23 @@ public final class HandlerTables {
     }
 
     /** The name-server role (the gateway's main port). */
-    public static HandlerTable namesrv(BrokerListeners brokers, RouteCache routes, GatewayMetrics metrics) {
-        RouteAnswerHandler routeAnswers = new RouteAnswerHandler(brokers, routes, metrics);
+    public static HandlerTable namesrv(BrokerListeners brokers, RouteCache routes, ClusterView cluster,
+                                       GatewayMetrics metrics) {
+        RouteAnswerHandler routeAnswers = new RouteAnswerHandler(brokers, routes, cluster, metrics);
         return HandlerTable.builder("namesrv")
-            // broker addresses in the answer become the gateway's listeners; routes cached for outages
+            // broker addresses in the answer become the gateway's listeners; routes cached for outages;
+            // the ClusterView learns brokers and queues
             .request(routeAnswers, GET_ROUTEINFO_BY_TOPIC, GET_BROKER_CLUSTER_INFO)
             .build();
     }
 
-    /** The broker role (each broker's gateway ports); {@code storeHosts} maps store hosts to the gateway. */
-    public static HandlerTable broker(StoreHostMapper storeHosts) {
+    /**
+     * The broker role (the gateway ports of the broker at {@code brokerAddress}); {@code storeHosts}
+     * maps store hosts to the gateway, {@code clients} learns which client is on which connection.
+     */
+    public static HandlerTable broker(String brokerAddress, StoreHostMapper storeHosts, ClientRegistry clients) {
         StoreHostRequests recordsToClients = new StoreHostRequests(storeHosts);
+        ClientRegistration registration = new ClientRegistration(brokerAddress, clients);
         return HandlerTable.builder("broker")
             // names checked on the typed header; offsetMsgIds in the answer point at the gateway
             .request(new SendHandler(storeHosts, true), SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE)
@@ -70,8 +79,9 @@ public final class HandlerTables {
             .request(new NameCheckedHandler(NameGuard::checkOffsetRequest), QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET)
             .request(new NameCheckedHandler(NameGuard::checkSendBack), CONSUMER_SEND_MSG_BACK)
             .request(new NameCheckedHandler(NameGuard::checkConsumerGroup), GET_CONSUMER_LIST_BY_GROUP)
-            .request(new NameCheckedHandler(NameGuard::checkUnregister), UNREGISTER_CLIENT)
-            .request(new NameCheckedHandler(NameGuard::checkBody), HEART_BEAT, LOCK_BATCH_MQ, UNLOCK_BATCH_MQ)
+            .request(new NameCheckedHandler(NameGuard::checkBody), LOCK_BATCH_MQ, UNLOCK_BATCH_MQ)
+            // names checked; the client's groups recorded (ClientRegistry), then relayed as they are
+            .request(registration, HEART_BEAT, UNREGISTER_CLIENT)
             // requests the broker sends to a client: records and ids point at the gateway
             .upstreamRequest(recordsToClients::checkBack, CHECK_TRANSACTION_STATE)
             .upstreamRequest(recordsToClients::consumeDirectly, CONSUME_MESSAGE_DIRECTLY)

@@ -6,11 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.codec.message.StoreHostMapper;
+import io.rmqgw.gateway.clients.ClientRegistry;
 import io.rmqgw.gateway.relay.HandlerTable;
 import io.rmqgw.gateway.relay.RequestHandler;
 import io.rmqgw.gateway.relay.UpstreamRequestHandler;
 import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.routing.ClusterView;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,8 +28,16 @@ class HandlerTableCoverageTest {
 
     private static final StoreHostMapper NO_STORE_HOSTS = (ip, port) -> StoreHostMapper.UNKNOWN;
 
+    private static HandlerTable namesrv() {
+        return HandlerTables.namesrv(null, null, new ClusterView(), GatewayMetrics.inMemory());
+    }
+
+    private static HandlerTable broker() {
+        return HandlerTables.broker("127.0.0.1:10911", NO_STORE_HOSTS, new ClientRegistry());
+    }
+
     private static List<HandlerTable> tables() {
-        return List.of(HandlerTables.namesrv(null, null, GatewayMetrics.inMemory()), HandlerTables.broker(NO_STORE_HOSTS));
+        return List.of(namesrv(), broker());
     }
 
     /** Registered code -> where it is registered, e.g. {@code 310 -> broker request}. */
@@ -79,16 +89,15 @@ class HandlerTableCoverageTest {
 
     @Test
     void unregisteredCodesPassThrough() {
-        HandlerTable broker = HandlerTables.broker(NO_STORE_HOSTS);
+        HandlerTable broker = broker();
         assertSame(RequestHandler.PASS_THROUGH, broker.request(RequestCode.GET_MAX_OFFSET));
         assertSame(UpstreamRequestHandler.PASS_THROUGH, broker.upstreamRequest(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED));
-        assertSame(RequestHandler.PASS_THROUGH, HandlerTables.namesrv(null, null, GatewayMetrics.inMemory())
-            .request(RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER));
+        assertSame(RequestHandler.PASS_THROUGH, namesrv().request(RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER));
     }
 
     @Test
     void longPollingIsWhatTheBrokerHolds() {
-        HandlerTable broker = HandlerTables.broker(NO_STORE_HOSTS);
+        HandlerTable broker = broker();
         TreeSet<Integer> longPolls = new TreeSet<>();
         broker.requestRegistrations().forEach((code, h) -> {
             if (h.longPolling()) {

@@ -163,7 +163,7 @@ public final class BrokerListeners implements AutoCloseable {
             StoreHostMapper fallback = globalMapper;
             mapper = (ip, port) -> ip == realIp && port == realPort ? advertised : fallback.map(ip, port);
         }
-        return new BrokerRole(brokerAddress, mapper, context.metrics());
+        return new BrokerRole(brokerAddress, mapper, context);
     }
 
     private void registerStoreHost(String brokerAddress, int mainPort) {

@@ -3,6 +3,7 @@ package io.rmqgw.gateway.broker;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.HandlerTables;
 import io.rmqgw.gateway.relay.HandlerTable;
+import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.UpstreamRole;
 import io.rmqgw.metrics.GatewayMetrics;
 import java.util.List;
@@ -15,11 +16,11 @@ final class BrokerRole implements UpstreamRole {
     private final HandlerTable handlers;
     private final GatewayMetrics metrics;
 
-    BrokerRole(String brokerAddress, StoreHostMapper storeHosts, GatewayMetrics metrics) {
+    BrokerRole(String brokerAddress, StoreHostMapper storeHosts, RelayContext context) {
         this.brokerAddress = brokerAddress;
         this.targets = List.of(brokerAddress);
-        this.handlers = HandlerTables.broker(storeHosts);
-        this.metrics = metrics;
+        this.handlers = HandlerTables.broker(brokerAddress, storeHosts, context.clients());
+        this.metrics = context.metrics();
     }
 
     @Override

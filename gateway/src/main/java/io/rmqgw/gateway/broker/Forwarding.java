@@ -11,6 +11,7 @@ import io.rmqgw.gateway.edge.NameRule;
 import io.rmqgw.gateway.relay.RelaySession;
 import io.rmqgw.metrics.GatewayMetrics;
 import java.util.function.BiFunction;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,6 +64,14 @@ final class Forwarding {
 
     /** A request whose names sit in its extFields or body: checked by {@code rule}. Takes ownership; null when refused. */
     static ByteBuf checked(RelaySession session, RemotingFrame request, NameRule rule) {
+        return checked(session, request, rule, null);
+    }
+
+    /**
+     * As {@link #checked(RelaySession, RemotingFrame, NameRule)}; {@code accepted} (may be null) sees the
+     * request once its names passed, before it is forwarded (it must not keep or release it).
+     */
+    static ByteBuf checked(RelaySession session, RemotingFrame request, NameRule rule, Consumer<RemotingFrame> accepted) {
         EdgeSettings edge = session.edge();
         if (edge.names() != null) {
             NameRefusal refusal;
@@ -75,6 +84,14 @@ final class Forwarding {
             if (refusal != null) {
                 refuse(session, request, refusal);
                 return null;
+            }
+        }
+        if (accepted != null) {
+            try {
+                accepted.accept(request);
+            } catch (RuntimeException e) {
+                request.release();
+                throw e;
             }
         }
         return session.reencodeForUpstream(request, null);

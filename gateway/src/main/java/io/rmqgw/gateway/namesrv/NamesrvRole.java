@@ -26,7 +26,7 @@ public final class NamesrvRole implements UpstreamRole {
     public NamesrvRole(RelayContext context, BrokerListeners brokers, RouteCache routes, Readiness readiness) {
         this.context = context;
         this.metrics = context.metrics();
-        this.handlers = HandlerTables.namesrv(brokers, routes, metrics);
+        this.handlers = HandlerTables.namesrv(brokers, routes, context.cluster(), metrics);
         this.readiness = readiness;
     }
 

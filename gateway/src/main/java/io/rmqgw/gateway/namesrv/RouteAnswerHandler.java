@@ -15,6 +15,8 @@ import io.rmqgw.gateway.relay.RelaySession;
 import io.rmqgw.gateway.relay.RequestHandler;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.BrokerAddressRewriter;
+import io.rmqgw.routing.ClusterView;
+import io.rmqgw.routing.MalformedRouteBodyException;
 import io.rmqgw.routing.RouteCache;
 import io.rmqgw.routing.RouteDialect;
 import java.util.Map;
@@ -47,11 +49,13 @@ public final class RouteAnswerHandler implements RequestHandler {
 
     private final BrokerListeners brokers;
     private final RouteCache routes;
+    private final ClusterView cluster;
     private final GatewayMetrics metrics;
 
-    public RouteAnswerHandler(BrokerListeners brokers, RouteCache routes, GatewayMetrics metrics) {
+    public RouteAnswerHandler(BrokerListeners brokers, RouteCache routes, ClusterView cluster, GatewayMetrics metrics) {
         this.brokers = brokers;
         this.routes = routes;
+        this.cluster = cluster;
         this.metrics = metrics;
     }
 
@@ -73,6 +77,10 @@ public final class RouteAnswerHandler implements RequestHandler {
     @Override
     public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response,
                               SerializeType requestEncoding) {
+        if (context instanceof RouteRequest route && route.topic() != null
+            && response.code() == ResponseCode.TOPIC_NOT_EXIST) {
+            cluster.forgetTopic(route.topic());
+        }
         if (context == null || response.code() != ResponseCode.SUCCESS || response.bodyLength() == 0) {
             return session.reencodeForClient(response, null, requestEncoding);
         }
@@ -87,6 +95,7 @@ public final class RouteAnswerHandler implements RequestHandler {
             return Frames.errorResponse(session.client().alloc(), response.opaque(), answerEncoding,
                 RemotingSysResponseCode.SYSTEM_ERROR, "gateway could not read the name server's answer: " + e.getMessage());
         }
+        learn(context, body);
         CompletableFuture<?>[] binds = found.stream().map(brokers::ensure).toArray(CompletableFuture[]::new);
         CompletableFuture.allOf(binds).whenComplete((ignored, failure) -> {
             try {
@@ -107,6 +116,22 @@ public final class RouteAnswerHandler implements RequestHandler {
             }
         });
         return null;
+    }
+
+    /** The cluster view learns the answer as the name server wrote it (real addresses). */
+    private void learn(Object context, byte[] body) {
+        try {
+            if (context instanceof RouteRequest route) {
+                if (route.topic() != null) {
+                    cluster.learnRoute(route.topic(), body);
+                }
+            } else {
+                cluster.learnClusterInfo(body);
+            }
+        } catch (MalformedRouteBodyException e) {
+            // the client still gets the answer it can read; only the gateway's own view goes without
+            log.warn("cluster view did not learn a name-server answer: {}", e.getMessage());
+        }
     }
 
     @Override

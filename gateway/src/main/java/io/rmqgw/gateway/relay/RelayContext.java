@@ -1,13 +1,19 @@
 package io.rmqgw.gateway.relay;
 
+import io.rmqgw.gateway.clients.ClientRegistry;
 import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.routing.ClusterView;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** What every session shares: transport, dialer, limits, metrics, and the registry used to drain on stop. */
+/**
+ * What every session and handler shares: transport, dialer, limits, metrics, the cluster as the
+ * gateway learned it, the client connections by client id and group, and the sessions (to drain
+ * them on stop).
+ */
 public final class RelayContext {
 
     private final Transport transport;
@@ -17,6 +23,8 @@ public final class RelayContext {
     private volatile UpstreamSettings upstream;
     private volatile EdgeSettings edge = EdgeSettings.passThrough();
     private final Set<RelaySession> sessions = ConcurrentHashMap.newKeySet();
+    private final ClusterView cluster = new ClusterView();
+    private final ClientRegistry clients = new ClientRegistry();
 
     public RelayContext(Transport transport, Dialer dialer, GatewayMetrics metrics, int maxFrameLength,
                         UpstreamSettings upstream) {
@@ -29,6 +37,16 @@ public final class RelayContext {
 
     public Transport transport() {
         return transport;
+    }
+
+    /** Brokers, clusters and topic queues as the name servers described them to the gateway. */
+    public ClusterView cluster() {
+        return cluster;
+    }
+
+    /** Client connections by client id and group, from their heartbeats. */
+    public ClientRegistry clients() {
+        return clients;
     }
 
     /** Opens upstream connections. */

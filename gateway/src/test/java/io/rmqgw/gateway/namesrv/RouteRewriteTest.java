@@ -2,6 +2,7 @@ package io.rmqgw.gateway.namesrv;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -13,7 +14,10 @@ import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Wire;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import io.rmqgw.routing.ClusterView;
 import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
@@ -116,6 +120,31 @@ class RouteRewriteTest {
     }
 
     @Test
+    @CoversCodes(RequestCode.GET_ROUTEINFO_BY_TOPIC)
+    void theClusterViewLearnsRoutesWithTheRealAddressesAndForgetsTopicsThatAreGone() throws Exception {
+        ClusterView cluster = gateway.gateway().cluster();
+        try (RawClient client = RawClient.connect(gateway.port())) {
+            client.send(Routes.request("TopicAB", 317).opaque(1).bytes()); // fastjson dialect
+            assertEquals(Wire.SUCCESS, client.read().code());
+            assertEquals(List.of(new ClusterView.QueueRef("broker-a", 0), new ClusterView.QueueRef("broker-a", 1),
+                    new ClusterView.QueueRef("broker-a", 2), new ClusterView.QueueRef("broker-a", 3),
+                    new ClusterView.QueueRef("broker-b", 0), new ClusterView.QueueRef("broker-b", 1),
+                    new ClusterView.QueueRef("broker-b", 2), new ClusterView.QueueRef("broker-b", 3)),
+                cluster.writableQueues("TopicAB"));
+            assertEquals(Optional.of(brokerA.address()), cluster.masterAddress("broker-a"),
+                "the broker's own address, not the gateway's listener");
+            assertEquals(Optional.of("DefaultCluster"), cluster.clusterOf("broker-b"));
+
+            client.send(Routes.request("TopicAB", 453).opaque(2).bytes());
+            assertEquals(Wire.SUCCESS, client.read().code());
+            assertTrue(cluster.knowsTopic("TopicAB"));
+            client.send(Routes.request("NoSuchTopic", 453).opaque(3).bytes());
+            assertEquals(Routes.TOPIC_NOT_EXIST, client.read().code());
+            assertFalse(cluster.knowsTopic("NoSuchTopic"));
+        }
+    }
+
+    @Test
     void everyBrokerOfARouteGetsItsOwnListener() throws Exception {
         try (RawClient client = RawClient.connect(gateway.port())) {
             client.send(Routes.request("TopicAB", 453).opaque(1).bytes());
@@ -168,6 +197,8 @@ class RouteRewriteTest {
             int port = gatewayPortOf(brokerB);
             assertEquals(ScriptedPeer.clusterInfoNaming("broker-b", "127.0.0.1:" + port), answer.bodyText());
             assertConnects(port);
+            assertEquals(Optional.of(brokerB.address()), gateway.gateway().cluster().masterAddress("broker-b"),
+                "the cluster view learned the broker table");
         }
     }
 
