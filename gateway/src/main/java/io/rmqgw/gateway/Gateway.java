@@ -11,6 +11,7 @@ import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.config.HostPort;
 import io.rmqgw.gateway.namesrv.ClusterDiscovery;
 import io.rmqgw.gateway.namesrv.NamesrvRole;
+import io.rmqgw.gateway.namesrv.RouteQueries;
 import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.gateway.relay.RelayContext;
@@ -49,6 +50,7 @@ public final class Gateway implements AutoCloseable {
     private final Readiness readiness;
     private final AdminServer admin;
     private final UpstreamPool upstreamPool;
+    private final RouteQueries routeQueries;
     private volatile boolean closed;
 
     private Gateway(GatewayConfig config, GatewayMetrics metrics, Transport transport, RelayContext context,
@@ -62,6 +64,7 @@ public final class Gateway implements AutoCloseable {
         this.readiness = readiness;
         this.admin = admin;
         this.upstreamPool = new UpstreamPool(context); // dials nothing until used
+        this.routeQueries = new RouteQueries(upstreamPool, context);
         if (admin != null) {
             String advertised = config.advertiseHost() + ":" + listenAddress().getPort();
             admin.namesrvAddress(() -> advertised);
@@ -139,6 +142,11 @@ public final class Gateway implements AutoCloseable {
     /** Brokers, clusters and topic queues as the name servers described them to the gateway. */
     public ClusterView cluster() {
         return context.cluster();
+    }
+
+    /** The gateway's own route queries, which teach {@link #cluster()} (over the upstream pool). */
+    public RouteQueries routeQueries() {
+        return routeQueries;
     }
 
     /** Client connections by client id and group. */

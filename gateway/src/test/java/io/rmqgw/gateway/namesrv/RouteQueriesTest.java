@@ -1,0 +1,72 @@
+package io.rmqgw.gateway.namesrv;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.util.concurrent.DefaultEventExecutor;
+import io.netty.util.concurrent.Future;
+import io.rmqgw.gateway.testing.Routes;
+import io.rmqgw.gateway.testing.TestGateway;
+import io.rmqgw.routing.ClusterView;
+import io.rmqgw.testing.ScriptedPeer;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The gateway asks a name server for a route itself (pooled connection, its own opaque) and learns the answer. */
+class RouteQueriesTest {
+
+    private final DefaultEventExecutor caller = new DefaultEventExecutor();
+    private ScriptedPeer namesrv;
+    private TestGateway gateway;
+
+    @AfterEach
+    void tearDown() {
+        if (gateway != null) {
+            gateway.close();
+        }
+        if (namesrv != null) {
+            namesrv.close();
+        }
+        caller.shutdownGracefully(0, 100, TimeUnit.MILLISECONDS).syncUninterruptibly();
+    }
+
+    private static <T> T await(Future<T> f) throws Exception {
+        assertTrue(f.await(5, TimeUnit.SECONDS), "no answer");
+        return f.get();
+    }
+
+    @Test
+    void aRefreshTeachesTheClusterViewAndATopicGoneIsForgotten() throws Exception {
+        namesrv = ScriptedPeer.start(Routes.nameServer(Map.of("TopicA", Map.of("broker-a", "127.0.0.1:10911"))));
+        gateway = TestGateway.builder().namesrv(namesrv.address()).start();
+        ClusterView cluster = gateway.gateway().cluster();
+        RouteQueries queries = gateway.gateway().routeQueries();
+
+        Optional<ClusterView.TopicRoute> route = await(queries.refresh("TopicA", caller));
+        assertTrue(route.isPresent());
+        assertEquals("TopicA", route.get().topic());
+        assertEquals(List.of(new ClusterView.QueueRef("broker-a", 0), new ClusterView.QueueRef("broker-a", 1),
+            new ClusterView.QueueRef("broker-a", 2), new ClusterView.QueueRef("broker-a", 3)), cluster.writableQueues("TopicA"));
+        assertEquals(Optional.of("127.0.0.1:10911"), cluster.masterAddress("broker-a"));
+        assertEquals(Map.of(), gateway.gateway().brokerListeners(), "its own query binds no listener: no client asked");
+
+        assertEquals(Optional.empty(), await(queries.refresh("TopicGone", caller)));
+        assertFalse(cluster.knowsTopic("TopicGone"));
+    }
+
+    @Test
+    void noNameServerFailsTheRefresh() throws Exception {
+        gateway = TestGateway.builder().namesrv("127.0.0.1:" + TestGateway.deadPort()).start();
+        Future<Optional<ClusterView.TopicRoute>> f = gateway.gateway().routeQueries().refresh("TopicA", caller);
+        assertTrue(f.await(5, TimeUnit.SECONDS));
+        ExecutionException e = assertThrows(ExecutionException.class, f::get);
+        assertTrue(e.getCause().getMessage().contains("127.0.0.1"), e.getCause().getMessage());
+    }
+}
