@@ -9,6 +9,7 @@ import io.rmqgw.gateway.net.Addresses;
 import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.UpstreamRole;
 import io.rmqgw.routing.BrokerPortMap;
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -20,6 +21,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.IntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,9 +66,25 @@ public final class BrokerListeners implements AutoCloseable {
             return CompletableFuture.failedFuture(new IllegalStateException("gateway stopping: no new broker listeners"));
         }
         try {
-            return listeners.computeIfAbsent(brokerAddress, this::bind);
+            return listeners.computeIfAbsent(brokerAddress, a -> bind(a, port -> roleFor(a, port), true));
         } catch (RuntimeException e) {
             // no free port block: the route answer becomes a SYSTEM_ERROR naming the range
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /**
+     * The advertised {@code host:port} of a broker the gateway serves itself, named {@code name} (not
+     * an address: it has no upstream), once its listeners are bound. {@code role} is
+     * {@link UpstreamRole#local()}; its port block comes from the same range as real brokers'.
+     */
+    public CompletableFuture<String> ensureServed(String name, UpstreamRole role) {
+        if (closed) {
+            return CompletableFuture.failedFuture(new IllegalStateException("gateway stopping: no new broker listeners"));
+        }
+        try {
+            return listeners.computeIfAbsent(name, n -> bind(n, port -> role, false));
+        } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
     }
@@ -89,9 +107,10 @@ public final class BrokerListeners implements AutoCloseable {
         return out;
     }
 
-    private CompletableFuture<String> bind(String brokerAddress) {
+    /** {@code real}: a broker with an address, whose store host message ids name. */
+    private CompletableFuture<String> bind(String brokerAddress, IntFunction<UpstreamRole> roles, boolean real) {
         CompletableFuture<String> result = new CompletableFuture<>();
-        bindAttempt(brokerAddress, ports.allocate(brokerAddress).mainPort(), 1, result);
+        bindAttempt(brokerAddress, roles, real, ports.allocate(brokerAddress).mainPort(), 1, result);
         result.whenComplete((adv, err) -> {
             if (err != null) {
                 // let a later route try again rather than remembering the failure forever
@@ -101,9 +120,10 @@ public final class BrokerListeners implements AutoCloseable {
         return result;
     }
 
-    private void bindAttempt(String brokerAddress, int mainPort, int attempt, CompletableFuture<String> result) {
+    private void bindAttempt(String brokerAddress, IntFunction<UpstreamRole> roles, boolean real, int mainPort, int attempt,
+                             CompletableFuture<String> result) {
         int vipPort = mainPort - 2;
-        BrokerRole role = roleFor(brokerAddress, mainPort);
+        UpstreamRole role = roles.apply(mainPort);
         ServerBootstrap b = new ServerBootstrap()
             .group(context.transport().boss(), context.transport().workers())
             .channel(context.transport().serverChannel())
@@ -125,7 +145,9 @@ public final class BrokerListeners implements AutoCloseable {
                 serverChannels.add(main.channel());
                 serverChannels.add(vip.channel());
                 String advertised = advertiseHost + ':' + mainPort;
-                registerStoreHost(brokerAddress, mainPort);
+                if (real) {
+                    registerStoreHost(brokerAddress, mainPort);
+                }
                 log.info("broker {} -> gateway {} (VIP port {})", brokerAddress, advertised, vipPort);
                 result.complete(advertised);
                 return;
@@ -145,7 +167,7 @@ public final class BrokerListeners implements AutoCloseable {
             log.warn("ports {}/{} for broker {} unavailable ({}), trying the next pair", vipPort, mainPort,
                 brokerAddress, Addresses.describe(cause));
             try {
-                bindAttempt(brokerAddress, ports.reassign(brokerAddress).mainPort(), attempt + 1, result);
+                bindAttempt(brokerAddress, roles, real, ports.reassign(brokerAddress).mainPort(), attempt + 1, result);
             } catch (RuntimeException e) {
                 result.completeExceptionally(e);
             }

@@ -15,11 +15,13 @@ public final class HandlerTable {
     private final String role;
     private final IntObjectMap<RequestHandler> requests;
     private final IntObjectMap<UpstreamRequestHandler> upstreamRequests;
+    private final RequestHandler fallback;
 
     private HandlerTable(Builder b) {
         this.role = b.role;
         this.requests = b.requests;
         this.upstreamRequests = b.upstreamRequests;
+        this.fallback = b.fallback;
     }
 
     public static Builder builder(String role) {
@@ -31,10 +33,10 @@ public final class HandlerTable {
         return role;
     }
 
-    /** The handler for a client request with {@code code}. */
+    /** The handler for a client request with {@code code}: the fallback (pass-through by default) when none registered. */
     public RequestHandler request(int code) {
         RequestHandler h = requests.get(code);
-        return h != null ? h : RequestHandler.PASS_THROUGH;
+        return h != null ? h : fallback;
     }
 
     /** The handler for a request with {@code code} that the upstream sends to a client. */
@@ -58,6 +60,7 @@ public final class HandlerTable {
         private final String role;
         private final IntObjectMap<RequestHandler> requests = new IntObjectHashMap<>();
         private final IntObjectMap<UpstreamRequestHandler> upstreamRequests = new IntObjectHashMap<>();
+        private RequestHandler fallback = RequestHandler.PASS_THROUGH;
 
         private Builder(String role) {
             this.role = role;
@@ -80,6 +83,12 @@ public final class HandlerTable {
                     throw new IllegalStateException(role + ": upstream request code " + code + " registered twice");
                 }
             }
+            return this;
+        }
+
+        /** What treats codes nobody registered; a role without upstream sets {@link RequestHandler#NOT_SERVED}. */
+        public Builder fallback(RequestHandler handler) {
+            this.fallback = handler;
             return this;
         }
 

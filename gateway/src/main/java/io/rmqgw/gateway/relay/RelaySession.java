@@ -197,7 +197,12 @@ public final class RelaySession {
         context.register(this);
         timeoutScan = client.eventLoop().scheduleAtFixedRate(this::expireTimedOut,
             TIMEOUT_SCAN_MILLIS, TIMEOUT_SCAN_MILLIS, TimeUnit.MILLISECONDS);
-        dial(role.upstreamTargets(), 0);
+        if (role.local()) {
+            state = state.local();
+            reads.dialing(false);
+        } else {
+            dial(role.upstreamTargets(), 0);
+        }
     }
 
     private void dial(List<String> targets, int index) {
@@ -304,6 +309,8 @@ public final class RelaySession {
                 }
             }
             upstreamNeedsFlush = true;
+        } else if (state instanceof SessionState.Local) {
+            serveLocally(frame);
         } else if (state instanceof SessionState.Unavailable u) {
             if (System.nanoTime() - u.sinceNanos() >= REDIAL_INTERVAL_NANOS) {
                 // the upstream may be back: this request waits for a fresh dial, like the first one did
@@ -317,6 +324,26 @@ public final class RelaySession {
             waiting.add(frame);
         } else {
             frame.release();
+        }
+    }
+
+    /** A role without upstream: the handler answers (now or later through {@link #writeToClient}). */
+    private void serveLocally(RemotingFrame frame) {
+        int code = frame.code();
+        int opaque = frame.opaque();
+        SerializeType encoding = frame.encoding();
+        boolean oneway = frame.isOneway();
+        clientEncoding = encoding;
+        ByteBuf out = handlers.request(code).toUpstream(this, frame);
+        if (out != null) {
+            // a handler of a local role forwarded: there is nowhere to forward to
+            out.release();
+            log.error("client {}: handler of request code {} forwarded on {}, which has no upstream",
+                clientAddress, code, handlers.role());
+            if (!oneway) {
+                answerLocally(Frames.errorResponse(client.alloc(), opaque, answerEncoding(encoding),
+                    RemotingSysResponseCode.SYSTEM_ERROR, handlers.role() + " cannot serve request code " + code));
+            }
         }
     }
 

@@ -1,7 +1,9 @@
 package io.rmqgw.gateway.relay;
 
 import io.netty.buffer.ByteBuf;
+import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.RemotingFrame;
+import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
@@ -18,6 +20,31 @@ public interface RequestHandler {
         @Override
         public String toString() {
             return "pass-through";
+        }
+    };
+
+    /**
+     * Answers REQUEST_CODE_NOT_SUPPORTED, as a broker does for a code it has no processor for: the
+     * fallback of roles the gateway serves itself.
+     */
+    RequestHandler NOT_SERVED = new RequestHandler() {
+        @Override
+        public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
+            try {
+                if (!request.isOneway()) {
+                    session.answerLocally(Frames.errorResponse(session.client().alloc(), request.opaque(),
+                        session.answerEncoding(request.encoding()), RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED,
+                        "request code " + request.code() + " is not supported by the gateway"));
+                }
+                return null;
+            } finally {
+                request.release();
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "not served";
         }
     };
 

@@ -13,10 +13,16 @@ import io.netty.channel.Channel;
  *      |                   |  +--+ dialing (the next target)
  *      |                   +--unavailable--> Unavailable --dialing--> Connecting (a redial)
  *      +--unavailable (no target configured)--> Unavailable
+ *      +--local (a role without upstream)--> Local
  *   any --closed--> Closed (final: every other event is rejected)
  * </pre>
  */
 sealed interface SessionState {
+
+    /** The role has no upstream: the gateway itself serves every request (a virtual broker). */
+    default SessionState local() {
+        throw illegal("local");
+    }
 
     /** Starts a dial of {@code target}. */
     default SessionState dialing(String target) {
@@ -49,6 +55,11 @@ sealed interface SessionState {
 
     /** Accepted, not read yet, nothing dialed. */
     record Accepted() implements SessionState {
+        @Override
+        public SessionState local() {
+            return new Local();
+        }
+
         @Override
         public SessionState dialing(String target) {
             return new Connecting(target);
@@ -97,6 +108,10 @@ sealed interface SessionState {
         public SessionState unavailable(String again, long nowNanos) {
             return new Unavailable(again, nowNanos);
         }
+    }
+
+    /** No upstream by design: each request's handler answers it (the gateway as a broker). */
+    record Local() implements SessionState {
     }
 
     /** The session is over. */

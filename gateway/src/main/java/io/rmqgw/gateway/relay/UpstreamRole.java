@@ -12,7 +12,16 @@ public interface UpstreamRole {
     /** Request code to handler for this role. */
     HandlerTable handlers();
 
-    /** Upstream addresses to dial, in order; the first that connects is used. */
+    /**
+     * Whether the gateway itself serves this role's requests, with no upstream connection (a virtual
+     * broker): every request then goes to its handler, which answers it; the table's fallback
+     * answers codes nobody registered.
+     */
+    default boolean local() {
+        return false;
+    }
+
+    /** Upstream addresses to dial, in order; the first that connects is used (unused when {@link #local}). */
     List<String> upstreamTargets();
 
     /** {@code target} connected (or refused): lets a role remember which upstream is good. */

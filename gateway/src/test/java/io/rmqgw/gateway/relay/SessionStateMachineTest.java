@@ -14,13 +14,18 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.rmqgw.codec.frame.Frames;
+import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.codec.frame.RemotingHeader;
 import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.testing.Wire;
 import io.rmqgw.metrics.GatewayMetrics;
 import java.net.ConnectException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -51,6 +56,10 @@ class SessionStateMachineTest {
     }
 
     private RelaySession accept() {
+        return accept(false, HandlerTable.builder("broker").build());
+    }
+
+    private RelaySession accept(boolean local, HandlerTable table) {
         Dialer dialer = (target, loop, timeout, handler) -> {
             EmbeddedChannel upstream = track(new EmbeddedChannel(handler));
             ChannelPromise promise = upstream.newPromise();
@@ -62,7 +71,12 @@ class SessionStateMachineTest {
         UpstreamRole role = new UpstreamRole() {
             @Override
             public HandlerTable handlers() {
-                return HandlerTable.builder("broker").build();
+                return table;
+            }
+
+            @Override
+            public boolean local() {
+                return local;
             }
 
             @Override
@@ -218,6 +232,39 @@ class SessionStateMachineTest {
     }
 
     @Test
+    void aLocalRoleDialsNothingAndItsHandlersAnswer() {
+        RequestHandler maxOffset = new RequestHandler() {
+            @Override
+            public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
+                try {
+                    session.answerLocally(Frames.encode(session.client().alloc(),
+                        RemotingHeader.response(request.opaque(), Wire.SUCCESS, null).withExtFields(Map.of("offset", "42")),
+                        session.answerEncoding(request.encoding()), null));
+                    return null;
+                } finally {
+                    request.release();
+                }
+            }
+        };
+        RelaySession session = accept(true, HandlerTable.builder("served").request(maxOffset, RequestCode.GET_MAX_OFFSET)
+            .fallback(RequestHandler.NOT_SERVED).build());
+        assertInstanceOf(SessionState.Local.class, session.state());
+        assertTrue(dials.isEmpty(), "no upstream dialed");
+        assertTrue(client.config().isAutoRead());
+
+        client.writeInbound(Unpooled.wrappedBuffer(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(5).bytes()));
+        client.writeInbound(Unpooled.wrappedBuffer(Wire.request(RequestCode.PULL_MESSAGE).opaque(6).bytes()));
+        Wire.Frame answered = Wire.parse(bytes(client.readOutbound()));
+        assertEquals(5, answered.opaque());
+        assertEquals("42", answered.ext().get("offset"));
+        Wire.Frame refused = Wire.parse(bytes(client.readOutbound()));
+        assertEquals(6, refused.opaque());
+        assertEquals(RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED, refused.code());
+        assertTrue(refused.remark().contains("request code 11"), refused.remark());
+        assertEquals(0, session.inFlight());
+    }
+
+    @Test
     void illegalEventsAreRejected() {
         Channel channel = track(new EmbeddedChannel());
         SessionState accepted = new SessionState.Accepted();
@@ -236,6 +283,8 @@ class SessionStateMachineTest {
         assertThrows(IllegalStateException.class, () -> unavailable.connected(channel), "connected without a dial");
         assertEquals(new SessionState.Connecting("c"), unavailable.dialing("c"));
 
+        assertThrows(IllegalStateException.class, () -> connecting.local(), "local once dialing");
+        assertThrows(IllegalStateException.class, () -> new SessionState.Local().dialing("e"), "a local session never dials");
         SessionState closed = unavailable.closed();
         assertSame(closed, closed.closed());
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> closed.dialing("d"));
