@@ -28,6 +28,7 @@ to --out (default: a new directory under /tmp); the broker's store is removed at
 
 import argparse
 import atexit
+import glob
 import json
 import os
 import re
@@ -1033,17 +1034,26 @@ def summarize(results, a):
         lines.append("")
         lines.append(f"Two builds side by side: gateway = {a.build}, baseline = {a.baseline_build}")
         lines.append("")
-        lines.append("| workload | gateway TPS | baseline TPS | gw/base TPS | gateway p50/p99 ms | baseline p50/p99 ms "
-                     "| gateway CPU us/msg | baseline CPU us/msg | runs gw / base TPS |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        lines.append("| workload | gateway TPS | baseline TPS | gw/base TPS | p50 ms gw/base | gw/base p50 "
+                     "| p99 ms gw/base | gw/base p99 | gateway CPU us/msg gw/base | gw/base CPU | errors gw/base "
+                     "| runs TPS gw / base |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
         for wl in two:
             g, bs = agg[(wl, "gateway")], agg[(wl, "baseline")]
             lat = WORKLOADS[wl]["mode"] != "consume"
-            lines.append(f"| {wl} | {fmt(g['tps'], 'tps')} | {fmt(bs['tps'], 'tps')} | {fmt(g['tps'] / bs['tps'] if bs['tps'] else None, 'ratio')} "
-                         f"| {(fmt(g['p50'], 'ms') + '/' + fmt(g['p99'], 'ms')) if lat else '-'} "
-                         f"| {(fmt(bs['p50'], 'ms') + '/' + fmt(bs['p99'], 'ms')) if lat else '-'} "
-                         f"| {fmt(g['cpuUsPerMsg']['gateway'], 'us')} | {fmt(bs['cpuUsPerMsg']['gateway-base'], 'us')} "
-                         f"| {g['tpsAll']} / {bs['tpsAll']} |")
+            cg, cb = g["cpuUsPerMsg"]["gateway"], bs["cpuUsPerMsg"]["gateway-base"]
+
+            def pair(x, y, kind):
+                return f"{fmt(x, kind)}/{fmt(y, kind)}" if lat or kind != "ms" else "-"
+
+            def ratio(x, y):
+                return fmt(x / y if x is not None and y else None, "ratio")
+
+            lines.append(f"| {wl} | {fmt(g['tps'], 'tps')} | {fmt(bs['tps'], 'tps')} | {ratio(g['tps'], bs['tps'])} "
+                         f"| {pair(g['p50'], bs['p50'], 'ms')} | {ratio(g['p50'], bs['p50']) if lat else '-'} "
+                         f"| {pair(g['p99'], bs['p99'], 'ms')} | {ratio(g['p99'], bs['p99']) if lat else '-'} "
+                         f"| {'-' if cg is None else f'{cg:.1f}'}/{'-' if cb is None else f'{cb:.1f}'} | {ratio(cg, cb)} "
+                         f"| {g['errors']}/{bs['errors']} | {g['tpsAll']} / {bs['tpsAll']} |")
     be = [t for t in ("gw-rocketmq", "gw-preserve", "direct-json") if ("broker-effect", t) in agg]
     if be:
         lines.append("")
@@ -1277,6 +1287,10 @@ def main():
         p.error("--rounds must be at least 1")
     if ("baseline" in a.targets) != bool(a.baseline_home):
         p.error("target 'baseline' and --baseline-home go together")
+    if a.baseline_home:
+        a.baseline_home = os.path.abspath(a.baseline_home)
+        if not glob.glob(os.path.join(a.baseline_home, "cli", "target", "rmqgw-cli-*.jar")):
+            p.error(f"--baseline-home {a.baseline_home} is not built: (cd {a.baseline_home} && mvn -q -B install -DskipTests)")
     a.build = describe_build(a.rmqgw_home)
     a.baseline_build = describe_build(a.baseline_home) if a.baseline_home else None
     a.out = os.path.abspath(a.out or tempfile.mkdtemp(prefix="rmqgw-compare-"))
