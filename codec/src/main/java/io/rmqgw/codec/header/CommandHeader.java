@@ -3,9 +3,11 @@ package io.rmqgw.codec.header;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.util.ReferenceCounted;
+import io.netty.util.internal.ObjectPool;
 import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.MalformedReason;
 import io.rmqgw.codec.frame.RemotingHeader;
+import io.rmqgw.codec.json.BinaryToJson;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -27,7 +29,9 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  *
  * <p>Reference counted: a decoded header holds one reference to its image (and, for a binary header,
  * so to the frame's memory) until its own count drops to zero. The count is a plain field, not an
- * atomic one: a header has one owner at a time (an event loop), like the frame it came from.
+ * atomic one: a header has one owner at a time (an event loop), like the frame it came from. When the
+ * count reaches zero the header object goes back to its kind's pool (a Netty recycler, like pooled
+ * buffers), so the hot path allocates none: a released header must not be touched again.
  *
  * <h2>Null and empty values</h2>
  * As in rocketmq-remoting: in the binary encoding a zero length means null, so an empty JSON string
@@ -60,6 +64,7 @@ public abstract class CommandHeader implements ReferenceCounted {
 
     final HeaderKind kind;
     final int[] slots;
+    private final ObjectPool.Handle<CommandHeader> handle;
 
     SerializeType source;
     int code;
@@ -84,9 +89,16 @@ public abstract class CommandHeader implements ReferenceCounted {
     private int[] offsets;
     private int refs = 1;
 
-    CommandHeader(HeaderKind kind) {
+    CommandHeader(HeaderKind kind, ObjectPool.Handle<CommandHeader> handle) {
         this.kind = kind;
+        this.handle = handle;
         this.slots = kind.keys.size() == 0 ? NO_SLOTS : new int[kind.keys.size()];
+    }
+
+    /** Readies a header taken from the pool: one reference, nothing decoded yet. */
+    final CommandHeader reuse() {
+        refs = 1;
+        return this;
     }
 
     private static final int[] NO_SLOTS = new int[0];
@@ -356,15 +368,14 @@ public abstract class CommandHeader implements ReferenceCounted {
         if (type == SerializeType.ROCKETMQ) {
             return writeBinary(out);
         }
-        Scratch scratch = Scratch.get();
-        int n = renderJson(scratch);
-        out.writeBytes(scratch.lastOut, 0, n);
-        return n;
+        BinaryToJson json = renderJson();
+        out.writeBytes(json.bytes(), 0, json.length());
+        return json.length();
     }
 
     /** Bytes of the encoding in {@code type} (for JSON this renders the header once). */
     public int encodedLength(SerializeType type) {
-        return type == SerializeType.ROCKETMQ ? binaryLength() : renderJson(Scratch.get());
+        return type == SerializeType.ROCKETMQ ? binaryLength() : renderJson().length();
     }
 
     private int remarkBinaryLength() {
@@ -407,95 +418,35 @@ public abstract class CommandHeader implements ReferenceCounted {
         return length;
     }
 
-    private static final byte[] J_CODE = Ascii.bytes("{\"code\":");
-    private static final byte[] J_EXT = Ascii.bytes(",\"extFields\":{");
-    private static final byte[] J_FLAG = Ascii.bytes(",\"flag\":");
-    private static final byte[] J_LANGUAGE = Ascii.bytes(",\"language\":\"");
-    private static final byte[] J_OPAQUE = Ascii.bytes(",\"opaque\":");
-    private static final byte[] J_REMARK = Ascii.bytes(",\"remark\":\"");
-    private static final byte[] J_TAIL = Ascii.bytes(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
-
     /**
-     * Renders the JSON encoding into the thread's scratch array ({@code scratch.lastOut}); returns its
-     * length. Field order and names are those of fastjson's RemotingCommand output.
+     * Renders the JSON encoding with the thread's {@link BinaryToJson}; the result is in its
+     * {@code bytes()[0, length())} until the next render on this thread. Field order and names are those
+     * of fastjson's RemotingCommand output.
      */
-    int renderJson(Scratch scratch) {
+    BinaryToJson renderJson() {
         int extLength = entriesEnd - entriesStart;
-        byte[] remarkBytes = null;
-        int remarkOff = 0;
-        int remarkLen = 0;
         int rawRemark = remarkIndex >= 0 ? remarkLength : 0;
-        byte[] in = scratch.in(extLength + rawRemark);
+        byte[] in = Scratch.get().in(extLength + rawRemark);
         if (extLength > 0) {
             image.getBytes(entriesStart, in, 0, extLength);
         }
+        byte[] remarkBytes = in;
+        int remarkOff = extLength;
+        int remarkLen = -1;
         if (rawRemark > 0) {
             image.getBytes(remarkIndex, in, extLength, rawRemark);
-            remarkBytes = in;
-            remarkOff = extLength;
             remarkLen = rawRemark;
         } else if (remark != null) {
             remarkBytes = remark.getBytes(StandardCharsets.UTF_8);
+            remarkOff = 0;
             remarkLen = remarkBytes.length;
         }
-        byte[] name = LANGUAGE_NAMES[language & 0xFF];
-        int bound = 160 + 6 * (extLength + remarkLen);
-        byte[] o = scratch.out(bound);
-        scratch.lastOut = o;
-        int p = Ascii.put(o, 0, J_CODE);
-        p = Ascii.putDecimal(o, p, code);
-        if (extPresent) {
-            p = Ascii.put(o, p, J_EXT);
-            p = renderEntries(in, extLength, o, p);
-            o[p++] = '}';
+        BinaryToJson json = BinaryToJson.get();
+        if (!json.render(code, language, version, opaque, flag, remarkBytes, remarkOff, remarkLen, in, 0, extLength,
+            extPresent, source == SerializeType.ROCKETMQ)) {
+            throw new IllegalStateException("extFields entries no longer match their lengths"); // index() checked them
         }
-        p = Ascii.put(o, p, J_FLAG);
-        p = Ascii.putDecimal(o, p, flag);
-        if (name != null) {
-            p = Ascii.put(o, p, J_LANGUAGE);
-            p = Ascii.put(o, p, name);
-            o[p++] = '"';
-        }
-        p = Ascii.put(o, p, J_OPAQUE);
-        p = Ascii.putDecimal(o, p, opaque);
-        if (remarkBytes != null) {
-            p = Ascii.put(o, p, J_REMARK);
-            p = Ascii.putJsonEscaped(o, p, remarkBytes, remarkOff, remarkLen);
-            o[p++] = '"';
-        }
-        p = Ascii.put(o, p, J_TAIL);
-        p = Ascii.putDecimal(o, p, version);
-        o[p++] = '}';
-        return p;
-    }
-
-    private int renderEntries(byte[] in, int extLength, byte[] o, int p) {
-        boolean zeroIsNull = source == SerializeType.ROCKETMQ;
-        boolean first = true;
-        int pos = 0;
-        while (pos < extLength) {
-            int keyLength = ((in[pos] & 0xFF) << 8) | (in[pos + 1] & 0xFF);
-            int key = pos + 2;
-            int v = key + keyLength;
-            int valueLength = ((in[v] & 0xFF) << 24) | ((in[v + 1] & 0xFF) << 16) | ((in[v + 2] & 0xFF) << 8) | (in[v + 3] & 0xFF);
-            int value = v + 4;
-            pos = value + valueLength;
-            if (zeroIsNull && (keyLength == 0 || valueLength == 0)) {
-                continue;
-            }
-            if (!first) {
-                o[p++] = ',';
-            }
-            first = false;
-            o[p++] = '"';
-            p = Ascii.putJsonEscaped(o, p, in, key, keyLength);
-            o[p++] = '"';
-            o[p++] = ':';
-            o[p++] = '"';
-            p = Ascii.putJsonEscaped(o, p, in, value, valueLength);
-            o[p++] = '"';
-        }
-        return p;
+        return json;
     }
 
     /** The generic decoded form (extFields copied into a map), for code that works with {@link RemotingHeader}. */
@@ -697,10 +648,32 @@ public abstract class CommandHeader implements ReferenceCounted {
         }
         refs -= decrement;
         if (refs == 0) {
-            image.release();
+            ByteBuf last = image;
+            recycle();
+            last.release();
             return true;
         }
         return false;
+    }
+
+    /** Forgets everything decoded and returns the object to its kind's pool. */
+    private void recycle() {
+        image = null;
+        remark = null;
+        remarkIndex = -1;
+        remarkLength = 0;
+        extPresent = false;
+        entriesStart = 0;
+        entriesEnd = 0;
+        entryCount = 0;
+        offsets = null;
+        source = null;
+        code = 0;
+        language = 0;
+        version = 0;
+        opaque = 0;
+        flag = 0;
+        handle.recycle(this);
     }
 
     /** For subclasses' and tests' toString: envelope plus entries. */
