@@ -1,7 +1,6 @@
 package io.rmqgw.codec.header;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.MalformedReason;
 import io.rmqgw.codec.json.JsonToBinary;
@@ -64,15 +63,16 @@ final class BinaryHeaderReader {
         h.entriesStart = entriesStart;
         h.entriesEnd = entriesStart + extLength;
         h.image = header.retainedSlice(base + REMARK_OFFSET, entriesStart + extLength);
+        h.imageIsTail = true;
         return h;
     }
 
     /**
-     * The header {@code t} holds (a JSON header just transcoded), as {@code kind}; its image is a new
-     * buffer from {@code alloc} that the header owns. Reads as the JSON did: an empty remark or value
+     * The header {@code t} holds (a JSON header just transcoded), as {@code kind}; its image is a copy
+     * in the header's own array. Reads as the JSON did: an empty remark or value
      * stays an empty string, an empty extFields object stays present.
      */
-    static CommandHeader read(JsonToBinary t, HeaderKind kind, ByteBufAllocator alloc) {
+    static CommandHeader read(JsonToBinary t, HeaderKind kind) {
         byte[] b = t.bytes();
         int remarkLength = t.remarkLength();
         int entriesAt = t.entriesStart();
@@ -80,8 +80,9 @@ final class BinaryHeaderReader {
         CommandHeader h = kind.newHeader();
         int entriesStart = 8 + remarkLength; // image index 0 = the remark length field, as for a binary frame
         h.index(b, entriesAt, entriesAt + extLength, entriesStart);
-        ByteBuf image = alloc.heapBuffer(t.length() - REMARK_OFFSET);
-        image.writeBytes(b, REMARK_OFFSET, t.length() - REMARK_OFFSET);
+        int imageLength = t.length() - REMARK_OFFSET;
+        System.arraycopy(b, REMARK_OFFSET, h.ownArray(imageLength), 0, imageLength);
+        h.useOwnImage(imageLength);
         h.source = SerializeType.JSON;
         h.code = t.code();
         h.language = t.languageCode();
@@ -94,7 +95,7 @@ final class BinaryHeaderReader {
         h.extPresent = t.extFieldsGiven();
         h.entriesStart = entriesStart;
         h.entriesEnd = entriesStart + extLength;
-        h.image = image;
+        h.imageIsTail = true;
         return h;
     }
 }

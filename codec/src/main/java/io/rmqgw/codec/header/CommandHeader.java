@@ -2,6 +2,7 @@ package io.rmqgw.codec.header;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.netty.util.ReferenceCounted;
 import io.netty.util.internal.ObjectPool;
 import io.rmqgw.codec.frame.MalformedFrameException;
@@ -28,7 +29,9 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  * them into. Re-encoding to binary is then one bulk copy. Strings are made only when asked for.
  *
  * <p>Reference counted: a decoded header holds one reference to its image (and, for a binary header,
- * so to the frame's memory) until its own count drops to zero. The count is a plain field, not an
+ * so to the frame's memory) until its own count drops to zero. A header transcoded from JSON keeps its
+ * image in an array of its own instead (no buffer to allocate or release; it goes back to the pool
+ * with the header, unless it grew large). The count is a plain field, not an
  * atomic one: a header has one owner at a time (an event loop), like the frame it came from. When the
  * count reaches zero the header object goes back to its kind's pool (a Netty recycler, like pooled
  * buffers), so the hot path allocates none: a released header must not be touched again.
@@ -49,6 +52,8 @@ public abstract class CommandHeader implements ReferenceCounted {
 
     /** code(2) language(1) version(2) opaque(4) flag(4) remarkLength(4) extFieldsLength(4). */
     static final int BINARY_FIXED_LENGTH = 21;
+    /** code(2) language(1) version(2) opaque(4) flag(4): what precedes the remark length. */
+    static final int FIXED_FIELDS_LENGTH = 13;
 
     private static final int RESPONSE_BIT = 1;
     private static final int ONEWAY_BIT = 1 << 1;
@@ -82,17 +87,47 @@ public abstract class CommandHeader implements ReferenceCounted {
 
     /** Whether the header has an extFields object/section at all (written back as such). */
     boolean extPresent;
+    /**
+     * Whether the image is the binary header from its remark length on, unchanged (as read from a
+     * binary frame, or as transcoded from JSON): then the binary encoding is the fixed fields and the
+     * image, one bulk copy.
+     */
+    boolean imageIsTail;
     ByteBuf image;
     int entriesStart;
     int entriesEnd;
     int entryCount;
     private int[] offsets;
     private int refs = 1;
+    /** This header's own image storage (reused with the header from the pool), and its buffer view. */
+    private byte[] ownArray;
+    private ByteBuf ownImage;
 
     CommandHeader(HeaderKind kind, ObjectPool.Handle<CommandHeader> handle) {
         this.kind = kind;
         this.handle = handle;
         this.slots = kind.keys.size() == 0 ? NO_SLOTS : new int[kind.keys.size()];
+    }
+
+    /** Own image storage of at least {@code length} bytes, not yet the image: see {@link #useOwnImage(int)}. */
+    final byte[] ownArray(int length) {
+        if (ownArray == null || ownArray.length < length) {
+            ownArray = new byte[Math.max(length, 512)];
+            ownImage = Unpooled.wrappedBuffer(ownArray);
+        }
+        return ownArray;
+    }
+
+    /** Makes the first {@code length} bytes of the own array the image. */
+    final void useOwnImage(int length) {
+        image = ownImage.setIndex(0, length);
+    }
+
+    /** Releases the image unless it is the header's own array. */
+    private void releaseImage(ByteBuf img) {
+        if (img != ownImage) {
+            img.release();
+        }
     }
 
     /** Readies a header taken from the pool: one reference, nothing decoded yet. */
@@ -102,6 +137,7 @@ public abstract class CommandHeader implements ReferenceCounted {
     }
 
     private static final int[] NO_SLOTS = new int[0];
+    private static final int OWN_ARRAY_KEEP_LIMIT = 8 * 1024;
 
     // ---- envelope ----
 
@@ -190,6 +226,7 @@ public abstract class CommandHeader implements ReferenceCounted {
     public CommandHeader setRemark(String remark) {
         this.remark = remark;
         this.remarkIndex = -1;
+        this.imageIsTail = false;
         return this;
     }
 
@@ -360,6 +397,9 @@ public abstract class CommandHeader implements ReferenceCounted {
 
     /** Exact bytes of the ROCKETMQ binary encoding. */
     public int binaryLength() {
+        if (imageIsTail) {
+            return FIXED_FIELDS_LENGTH + entriesEnd;
+        }
         return BINARY_FIXED_LENGTH + remarkBinaryLength() + (entriesEnd - entriesStart);
     }
 
@@ -396,11 +436,15 @@ public abstract class CommandHeader implements ReferenceCounted {
         requireEncodable(SerializeType.ROCKETMQ);
         int length = binaryLength();
         out.ensureWritable(length);
-        out.writeShort(code);
-        out.writeByte(language);
-        out.writeShort(version);
-        out.writeInt(opaque);
+        // code(2) language(1) version(2) and the first three bytes of opaque, then its last, then flag
+        out.writeLong((long) (code & 0xFFFF) << 48 | (long) (language & 0xFF) << 40 | (long) (version & 0xFFFF) << 24
+            | (opaque >>> 8) & 0xFFFFFFL);
+        out.writeByte(opaque);
         out.writeInt(flag);
+        if (imageIsTail) {
+            out.writeBytes(image, 0, entriesEnd); // remark length, remark, extFields length, entries
+            return length;
+        }
         if (remarkIndex >= 0) {
             out.writeInt(remarkLength);
             out.writeBytes(image, remarkIndex, remarkLength);
@@ -547,7 +591,8 @@ public abstract class CommandHeader implements ReferenceCounted {
         }
         ByteBuf previous = image;
         image = next;
-        previous.release();
+        releaseImage(previous);
+        imageIsTail = false;
         entriesStart = 0;
         entriesEnd = next.writerIndex();
         extPresent = true;
@@ -650,7 +695,7 @@ public abstract class CommandHeader implements ReferenceCounted {
         if (refs == 0) {
             ByteBuf last = image;
             recycle();
-            last.release();
+            releaseImage(last);
             return true;
         }
         return false;
@@ -659,10 +704,15 @@ public abstract class CommandHeader implements ReferenceCounted {
     /** Forgets everything decoded and returns the object to its kind's pool. */
     private void recycle() {
         image = null;
+        if (ownArray != null && ownArray.length > OWN_ARRAY_KEEP_LIMIT) {
+            ownArray = null; // a rare huge header does not stay pinned in the pool
+            ownImage = null;
+        }
         remark = null;
         remarkIndex = -1;
         remarkLength = 0;
         extPresent = false;
+        imageIsTail = false;
         entriesStart = 0;
         entriesEnd = 0;
         entryCount = 0;

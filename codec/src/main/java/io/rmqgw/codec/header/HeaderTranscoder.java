@@ -39,7 +39,7 @@ public final class HeaderTranscoder {
             return BinaryHeaderReader.read(header, kind);
         }
         JsonToBinary t = JsonToBinary.get();
-        return t.transcode(header, header.readerIndex(), header.readableBytes()) ? BinaryHeaderReader.read(t, kind, alloc)
+        return t.transcode(header, header.readerIndex(), header.readableBytes()) ? BinaryHeaderReader.read(t, kind)
             : JsonHeaderReader.read(header, kind, alloc);
     }
 
@@ -51,7 +51,7 @@ public final class HeaderTranscoder {
             return BinaryHeaderReader.read(content, index, frame.headerLength(), kind);
         }
         JsonToBinary t = HeaderCodec.transcoded(frame);
-        return t != null ? BinaryHeaderReader.read(t, kind, content.alloc())
+        return t != null ? BinaryHeaderReader.read(t, kind)
             : JsonHeaderReader.read(content, index, frame.headerLength(), kind, content.alloc());
     }
 

@@ -2,6 +2,9 @@ package io.rmqgw.codec.json;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.util.concurrent.FastThreadLocal;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import org.apache.rocketmq.remoting.protocol.LanguageCode;
 
@@ -43,6 +46,11 @@ public final class JsonToBinary {
     private static final int MAX_NUMBER_LENGTH = 1000;
     private static final int MAX_KEY_LENGTH = Short.MAX_VALUE;
     private static final long BAIL = Long.MIN_VALUE;
+    /** Eight bytes at a time, for runs of plain string bytes. */
+    private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
+    private static final long ONES = 0x0101010101010101L;
+    private static final long HIGHS = 0x8080808080808080L;
 
     private static final byte[][] LANGUAGE_NAMES;
     private static final byte[] LANGUAGE_CODES;
@@ -55,6 +63,32 @@ public final class JsonToBinary {
             LANGUAGE_NAMES[i] = ascii(languages[i].name());
             LANGUAGE_CODES[i] = languages[i].getCode();
         }
+    }
+
+    /** Per byte: its value as a hex digit, or -1. */
+    private static final byte[] HEX_VALUE = new byte[256];
+    /** Per byte: whether it is a letter (every top-level name RemotingCommand has is letters only). */
+    private static final boolean[] NAME_BYTE = new boolean[256];
+    /** Per byte: whether it is JSON whitespace. */
+    private static final boolean[] WHITESPACE = new boolean[256];
+
+    static {
+        Arrays.fill(HEX_VALUE, (byte) -1);
+        for (int i = 0; i < 10; i++) {
+            HEX_VALUE['0' + i] = (byte) i;
+        }
+        for (int i = 0; i < 6; i++) {
+            HEX_VALUE['a' + i] = (byte) (10 + i);
+            HEX_VALUE['A' + i] = (byte) (10 + i);
+        }
+        for (int c = 'a'; c <= 'z'; c++) {
+            NAME_BYTE[c] = true;
+            NAME_BYTE[c - 'a' + 'A'] = true;
+        }
+        WHITESPACE[' '] = true;
+        WHITESPACE['\t'] = true;
+        WHITESPACE['\n'] = true;
+        WHITESPACE['\r'] = true;
     }
 
     private static final byte[] TRUE = ascii("true");
@@ -117,7 +151,7 @@ public final class JsonToBinary {
             in = a;
         }
         buf.getBytes(index, a, 0, length);
-        Arrays.fill(a, length, length + PAD, (byte) 0);
+        LONG.set(a, length, 0L); // the zero padding (PAD bytes)
         int bound = 2 * length + 64;
         byte[] o = bound <= out.length ? out : new byte[bound];
         if (o.length <= KEEP_LIMIT) {
@@ -232,7 +266,7 @@ public final class JsonToBinary {
                 }
                 int name = p + 1;
                 int q = name;
-                while (isNameByte(a[q])) {
+                while (NAME_BYTE[a[q] & 0xFF]) {
                     q++;
                 }
                 int nameLength = q - name;
@@ -370,44 +404,31 @@ public final class JsonToBinary {
             if (keyEnd < 0 || keyEnd - key > MAX_KEY_LENGTH) {
                 return -1;
             }
-            p = ws(a, this.p);
-            if (a[p] != ':') {
-                return -1;
-            }
-            p = ws(a, p + 1);
+            p = this.p;
             int value = keyEnd + 4;
             int valueEnd;
-            byte b = a[p];
-            if (b == '"') {
-                this.p = p + 1;
+            if (a[p] == ':' && a[p + 1] == '"') { // "key":"value", as fastjson writes it
+                this.p = p + 2;
                 valueEnd = copyString(a, o, value);
-            } else if (b == 't') {
-                this.p = p;
-                valueEnd = literal(a, TRUE) ? put(o, value, TRUE) : -1;
-            } else if (b == 'f') {
-                this.p = p;
-                valueEnd = literal(a, FALSE) ? put(o, value, FALSE) : -1;
-            } else if (b == 'n') {
-                // a null value is dropped, as RemotingCommand drops it
-                this.p = p;
-                valueEnd = literal(a, NULL) ? w : -1;
-                value = -1;
             } else {
-                this.p = p;
-                valueEnd = copyNumber(a, o, value);
+                valueEnd = anyValue(a, o, value);
             }
-            if (valueEnd < 0) {
-                return -1;
-            }
-            if (value >= 0) {
+            if (valueEnd >= 0) {
                 int keyLength = keyEnd - key;
                 o[w] = (byte) (keyLength >> 8);
                 o[w + 1] = (byte) keyLength;
                 putInt(o, keyEnd, valueEnd - value);
                 w = valueEnd;
                 entryCount++;
+            } else if (valueEnd != DROPPED) {
+                return -1;
             }
-            p = ws(a, this.p);
+            p = this.p;
+            if (a[p] == ',' && a[p + 1] == '"') {
+                p++;
+                continue;
+            }
+            p = ws(a, p);
             if (a[p] == ',') {
                 p = ws(a, p + 1);
             } else if (a[p] == '}') {
@@ -419,6 +440,32 @@ public final class JsonToBinary {
         }
     }
 
+    /** {@link #anyValue}'s answer for a null value: no entry (RemotingCommand drops null values). */
+    private static final int DROPPED = -2;
+
+    /**
+     * After a key (the cursor at what follows its closing quote): the colon and a scalar value, written
+     * at {@code o[value...]}; returns its end in {@code o}, {@link #DROPPED} for null, or -1.
+     */
+    private int anyValue(byte[] a, byte[] o, int value) {
+        int p = ws(a, this.p);
+        if (a[p] != ':') {
+            return -1;
+        }
+        p = ws(a, p + 1);
+        this.p = p;
+        return switch (a[p]) {
+            case '"' -> {
+                this.p = p + 1;
+                yield copyString(a, o, value);
+            }
+            case 't' -> literal(a, TRUE) ? put(o, value, TRUE) : -1;
+            case 'f' -> literal(a, FALSE) ? put(o, value, FALSE) : -1;
+            case 'n' -> literal(a, NULL) ? DROPPED : -1;
+            default -> copyNumber(a, o, value);
+        };
+    }
+
     /**
      * Copies the JSON string whose content starts at the cursor to {@code o[w...]} as UTF-8, escapes
      * decoded; leaves the cursor past the closing quote and returns the end in {@code o}, or -1.
@@ -426,50 +473,99 @@ public final class JsonToBinary {
     private int copyString(byte[] a, byte[] o, int w) {
         int p = this.p;
         while (true) {
-            byte b = a[p];
-            if (b >= 0x20 && b != '"' && b != '\\') {
-                o[w++] = b;
-                p++;
-            } else if (b == '"') {
+            // eight bytes at a time up to the first special one; the zero padding after the input stops
+            // this before its end, and output arrays have room for eight bytes past what is written
+            long x = (long) LONG.get(a, p);
+            long t = special(x);
+            while (t == 0) {
+                LONG.set(o, w, x);
+                p += 8;
+                w += 8;
+                x = (long) LONG.get(a, p);
+                t = special(x);
+            }
+            int plain = Long.numberOfTrailingZeros(t) >>> 3; // little-endian: the lowest flag is the first special byte
+            LONG.set(o, w, x); // the plain bytes, and some after them that later writes replace
+            p += plain;
+            w += plain;
+            if (a[p] == '"') {
                 this.p = p + 1;
                 return w;
-            } else if (b == '\\') {
-                int c = escape(a, p + 1);
-                if (c < 0) {
-                    return -1;
-                }
-                p += 2;
-                if (c == 'u') {
-                    int cp = hex4(a, p);
-                    if (cp < 0) {
-                        return -1;
-                    }
-                    p += 4;
-                    if (cp >= 0xD800 && cp <= 0xDFFF) {
-                        int low = cp <= 0xDBFF && a[p] == '\\' && a[p + 1] == 'u' ? hex4(a, p + 2) : -1;
-                        if (low >= 0xDC00 && low <= 0xDFFF) {
-                            p += 6;
-                            cp = Character.toCodePoint((char) cp, (char) low);
-                        } else {
-                            cp = '?'; // an unpaired surrogate, as String.getBytes(UTF_8) writes it
-                        }
-                    }
-                    w = putUtf8(o, w, cp);
-                } else {
-                    o[w++] = (byte) c;
-                }
-            } else if (b < 0) {
-                int n = utf8Length(a, p);
-                if (n < 0) {
-                    return -1;
-                }
-                System.arraycopy(a, p, o, w, n);
-                p += n;
-                w += n;
-            } else {
-                return -1; // a raw control character (or the end of input)
             }
+            this.p = p;
+            w = unusual(a, o, w);
+            if (w < 0) {
+                return -1;
+            }
+            p = this.p;
         }
+    }
+
+    /**
+     * Copies the escape or multi-byte UTF-8 sequence at the cursor to {@code o[w...]} and moves the
+     * cursor past it; returns the end in {@code o}, or -1 (a raw control character, the end of input,
+     * a bad escape or sequence). Kept out of {@link #copyString} so that stays small enough to inline.
+     */
+    private int unusual(byte[] a, byte[] o, int w) {
+        int p = this.p;
+        byte b = a[p];
+        if (b == '\\' && a[p + 1] == 'u' && a[p + 2] == '0' && a[p + 3] == '0'
+            && HEX_VALUE[a[p + 4] & 0xFF] >= 0 && HEX_VALUE[a[p + 5] & 0xFF] >= 0) {
+            // a u00XX escape: how fastjson writes control characters (the properties' separators among them)
+            this.p = p + 6;
+            return putUtf8(o, w, HEX_VALUE[a[p + 4] & 0xFF] << 4 | HEX_VALUE[a[p + 5] & 0xFF]);
+        }
+        if (b == '\\') {
+            int c = escape(a, p + 1);
+            if (c < 0) {
+                return -1;
+            }
+            p += 2;
+            if (c == 'u') {
+                int cp = hex4(a, p);
+                if (cp < 0) {
+                    return -1;
+                }
+                p += 4;
+                if (cp >= 0xD800 && cp <= 0xDFFF) {
+                    int low = cp <= 0xDBFF && a[p] == '\\' && a[p + 1] == 'u' ? hex4(a, p + 2) : -1;
+                    if (low >= 0xDC00 && low <= 0xDFFF) {
+                        p += 6;
+                        cp = Character.toCodePoint((char) cp, (char) low);
+                    } else {
+                        cp = '?'; // an unpaired surrogate, as String.getBytes(UTF_8) writes it
+                    }
+                }
+                w = putUtf8(o, w, cp);
+            } else {
+                o[w++] = (byte) c;
+            }
+        } else if (b < 0) {
+            int n = utf8Length(a, p);
+            if (n < 0) {
+                return -1;
+            }
+            System.arraycopy(a, p, o, w, n);
+            p += n;
+            w += n;
+        } else {
+            return -1; // a raw control character (or the end of input)
+        }
+        this.p = p;
+        return w;
+    }
+
+    /**
+     * The high bit of each byte of {@code x} (little-endian) that is a quote, a backslash, a control
+     * character or non-ASCII, exact up to the first such byte (bytes after it may be flagged too); 0
+     * when there is none.
+     */
+    private static long special(long x) {
+        long quote = x ^ 0x2222222222222222L;
+        long backslash = x ^ 0x5C5C5C5C5C5C5C5CL;
+        // a zero byte in quote or backslash ((v - 1s) & ~v), a byte below 0x20 (borrows into its high
+        // bit), or a high bit already set; a borrow only runs upward, past the first flagged byte
+        return (((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash) | (x - 0x2020202020202020L) | x) & HIGHS;
     }
 
     /** The character an escape letter stands for ('u' for \\u), or -1. */
@@ -488,29 +584,17 @@ public final class JsonToBinary {
         };
     }
 
+    /** The four hex digits at {@code a[at]} as a number, or -1 (stops at the first non-digit). */
     private static int hex4(byte[] a, int at) {
         int v = 0;
         for (int i = at; i < at + 4; i++) {
-            int d = hex(a[i]);
+            int d = HEX_VALUE[a[i] & 0xFF];
             if (d < 0) {
                 return -1;
             }
             v = v << 4 | d;
         }
         return v;
-    }
-
-    private static int hex(byte b) {
-        if (b >= '0' && b <= '9') {
-            return b - '0';
-        }
-        if (b >= 'a' && b <= 'f') {
-            return b - 'a' + 10;
-        }
-        if (b >= 'A' && b <= 'F') {
-            return b - 'A' + 10;
-        }
-        return -1;
     }
 
     private static int putUtf8(byte[] o, int w, int cp) {
@@ -660,7 +744,7 @@ public final class JsonToBinary {
         byte found = LanguageCode.OTHER.getCode();
         for (int i = 0; i < LANGUAGE_NAMES.length; i++) {
             byte[] name = LANGUAGE_NAMES[i];
-            if (name.length == n && Arrays.equals(a, start, q, name, 0, n)) {
+            if (name.length == n && same(a, start, name)) {
                 found = LANGUAGE_CODES[i];
                 break;
             }
@@ -698,7 +782,7 @@ public final class JsonToBinary {
     /** Steps over {@code word} at the cursor; false when it is not there. */
     private boolean literal(byte[] a, byte[] word) {
         int p = this.p;
-        if (!Arrays.equals(a, p, p + word.length, word, 0, word.length)) {
+        if (!same(a, p, word)) {
             return false;
         }
         this.p = p + word.length;
@@ -711,8 +795,7 @@ public final class JsonToBinary {
     }
 
     private static int ws(byte[] a, int p) {
-        byte b;
-        while ((b = a[p]) == ' ' || b == '\n' || b == '\r' || b == '\t') {
+        while (WHITESPACE[a[p] & 0xFF]) {
             p++;
         }
         return p;
@@ -722,20 +805,18 @@ public final class JsonToBinary {
         return b >= '0' && b <= '9';
     }
 
-    /** Letters: every top-level name RemotingCommand has. */
-    private static boolean isNameByte(byte b) {
-        return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z');
-    }
-
+    /** Whether {@code word} is at {@code a[at]} (short words: a plain loop beats Arrays.equals' range checks). */
     private static boolean same(byte[] a, int at, byte[] word) {
-        return Arrays.equals(a, at, at + word.length, word, 0, word.length);
+        for (int i = 0; i < word.length; i++) {
+            if (a[at + i] != word[i]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static void putInt(byte[] o, int at, int v) {
-        o[at] = (byte) (v >> 24);
-        o[at + 1] = (byte) (v >> 16);
-        o[at + 2] = (byte) (v >> 8);
-        o[at + 3] = (byte) v;
+        INT.set(o, at, v);
     }
 
     private static byte[] ascii(String s) {
