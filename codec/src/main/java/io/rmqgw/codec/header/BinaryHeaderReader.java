@@ -79,7 +79,7 @@ final class BinaryHeaderReader {
         int extLength = t.length() - entriesAt;
         CommandHeader h = kind.newHeader();
         int entriesStart = 8 + remarkLength; // image index 0 = the remark length field, as for a binary frame
-        h.index(b, entriesAt, entriesAt + extLength, entriesStart);
+        h.index(b, t, REMARK_OFFSET);
         int imageLength = t.length() - REMARK_OFFSET;
         System.arraycopy(b, REMARK_OFFSET, h.ownArray(imageLength), 0, imageLength);
         h.useOwnImage(imageLength);

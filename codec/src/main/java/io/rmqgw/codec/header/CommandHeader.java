@@ -645,6 +645,26 @@ public abstract class CommandHeader implements ReferenceCounted {
         entryCount = count;
     }
 
+    /**
+     * Fills the typed slots from entries known to be well formed (the single pass wrote them), starting
+     * at {@code at(i)} in {@code a}, the image index being that minus {@code imageBase}.
+     */
+    final void index(byte[] a, io.rmqgw.codec.json.JsonToBinary t, int imageBase) {
+        java.util.Arrays.fill(slots, -1);
+        KeyTable keys = kind.keys;
+        int count = t.entryCount();
+        if (keys.size() > 0) {
+            for (int i = 0; i < count; i++) {
+                int e = t.entryOffset(i);
+                int slot = keys.find(a, e + 2, (a[e] & 0xFF) << 8 | a[e + 1] & 0xFF);
+                if (slot >= 0) {
+                    slots[slot] = e - imageBase;
+                }
+            }
+        }
+        entryCount = count;
+    }
+
     private static MalformedFrameException truncatedEntry(int offset) {
         return new MalformedFrameException(MalformedReason.TRUNCATED_BINARY_FIELD,
             "extFields entry at offset " + offset + " runs past its field");

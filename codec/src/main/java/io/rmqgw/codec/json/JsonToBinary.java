@@ -114,6 +114,8 @@ public final class JsonToBinary {
     private byte[] in = new byte[2048];
     private byte[] out = new byte[4096];
     private byte[] remarkBuf = new byte[256];
+    /** Where each entry written starts in the result. */
+    private int[] entryOffsets = new int[32];
     /** The array holding the last result (the kept one, or a one-off larger one). */
     private byte[] result = out;
     private int length;
@@ -234,6 +236,11 @@ public final class JsonToBinary {
 
     public int entryCount() {
         return entryCount;
+    }
+
+    /** Where entry {@code i} ({@code 0 <= i < entryCount()}) starts in {@link #bytes()}. */
+    public int entryOffset(int i) {
+        return entryOffsets[i];
     }
 
     // ---- the scan ----
@@ -369,6 +376,9 @@ public final class JsonToBinary {
         if (remark > 0) {
             System.arraycopy(o, MIN_LENGTH, o, MIN_LENGTH + remark, extLength);
             System.arraycopy(r, 0, o, 17, remark);
+            for (int i = 0; i < entryCount; i++) {
+                entryOffsets[i] += remark;
+            }
         }
         o[0] = (byte) (code >> 8);
         o[1] = (byte) code;
@@ -418,8 +428,11 @@ public final class JsonToBinary {
                 o[w] = (byte) (keyLength >> 8);
                 o[w + 1] = (byte) keyLength;
                 putInt(o, keyEnd, valueEnd - value);
+                if (entryCount == entryOffsets.length) {
+                    entryOffsets = Arrays.copyOf(entryOffsets, 2 * entryCount);
+                }
+                entryOffsets[entryCount++] = w;
                 w = valueEnd;
-                entryCount++;
             } else if (valueEnd != DROPPED) {
                 return -1;
             }
