@@ -2,6 +2,9 @@ package io.rmqgw.codec.json;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.util.concurrent.FastThreadLocal;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import org.apache.rocketmq.remoting.protocol.LanguageCode;
 
 /**
@@ -17,6 +20,10 @@ import org.apache.rocketmq.remoting.protocol.LanguageCode;
 public final class BinaryToJson {
 
     private static final int KEEP_LIMIT = 64 * 1024;
+    /** Eight bytes at a time, for runs that need no escape. */
+    private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final long ONES = 0x0101010101010101L;
+    private static final long HIGHS = 0x8080808080808080L;
     private static final int REMARK_LENGTH_AT = JsonToBinary.FIXED_LENGTH;
     private static final byte[] HEX = ascii("0123456789abcdef");
     /** Per ASCII byte: 0 copied, 'u' written as \\u00XX, otherwise the letter of its short escape. */
@@ -190,28 +197,64 @@ public final class BinaryToJson {
         return w;
     }
 
-    /** Writes UTF-8 bytes as the inside of a JSON string; returns the end. */
+    /**
+     * Writes UTF-8 bytes as the inside of a JSON string; returns the end. Runs without a quote,
+     * backslash or control character go eight bytes at a time ({@code o} has room for eight bytes
+     * past what is written: see the bound in {@link #render}).
+     */
     private static int escaped(byte[] a, int off, int len, byte[] o, int w) {
-        for (int i = off, end = off + len; i < end; i++) {
-            byte b = a[i];
-            byte e = b >= 0 ? ESCAPE[b] : 0;
-            if (e == 0) {
-                o[w++] = b;
-            } else if (e == 'u') {
-                o[w] = '\\';
-                o[w + 1] = 'u';
-                o[w + 2] = '0';
-                o[w + 3] = '0';
-                o[w + 4] = HEX[b >> 4];
-                o[w + 5] = HEX[b & 0xF];
-                w += 6;
-            } else {
-                o[w] = '\\';
-                o[w + 1] = e;
-                w += 2;
+        int i = off;
+        int end = off + len;
+        while (true) {
+            while (end - i >= 8) {
+                long x = (long) LONG.get(a, i);
+                long t = needsEscape(x);
+                LONG.set(o, w, x);
+                if (t != 0) {
+                    int plain = Long.numberOfTrailingZeros(t) >>> 3; // little-endian: the first flagged byte
+                    i += plain;
+                    w += plain;
+                    break;
+                }
+                i += 8;
+                w += 8;
             }
+            if (i >= end) {
+                return w;
+            }
+            w = escapedByte(a[i++], o, w);
         }
-        return w;
+    }
+
+    /**
+     * The high bit of each byte of {@code x} that is a quote, a backslash or a control character, exact
+     * up to the first one (bytes of multi-byte UTF-8 are not flagged: they are copied).
+     */
+    private static long needsEscape(long x) {
+        long quote = x ^ 0x2222222222222222L;
+        long backslash = x ^ 0x5C5C5C5C5C5C5C5CL;
+        return (((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash) | ((x - 0x2020202020202020L) & ~x)) & HIGHS;
+    }
+
+    /** Writes one byte as JSON string content. */
+    private static int escapedByte(byte b, byte[] o, int w) {
+        byte e = b >= 0 ? ESCAPE[b] : 0;
+        if (e == 0) {
+            o[w] = b;
+            return w + 1;
+        }
+        if (e == 'u') {
+            o[w] = '\\';
+            o[w + 1] = 'u';
+            o[w + 2] = '0';
+            o[w + 3] = '0';
+            o[w + 4] = HEX[b >> 4];
+            o[w + 5] = HEX[b & 0xF];
+            return w + 6;
+        }
+        o[w] = '\\';
+        o[w + 1] = e;
+        return w + 2;
     }
 
     private static int putDecimal(byte[] o, int w, int v) {
