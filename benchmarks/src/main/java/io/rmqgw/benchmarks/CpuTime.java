@@ -15,7 +15,7 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  * compare on a busy one.
  *
  * <pre>
- * java -Xms1g -Xmx1g -Dio.netty.leakDetection.level=disabled -Dio.netty.allocator.useCacheForAllThreads=true \
+ * java -Xms1g -Xmx1g -Dio.netty.leakDetection.level=disabled -Dio.netty.allocator.useCacheForAllThreads=true -Dio.netty.recycler.batchFastThreadLocalOnly=false \
  *     -cp target/benchmarks.jar io.rmqgw.benchmarks.CpuTime send 0     # or: send 4096, pull JSON, pull ROCKETMQ
  * </pre>
  * Prints per method the median and the range (min..max) over {@code rounds} of the CPU nanoseconds
@@ -48,16 +48,16 @@ public final class CpuTime {
             ops.put("rocketmqRemoting", b::rocketmqRemoting);
             ops.put("rocketmqRemoting497", b::rocketmqRemoting497);
             ops.put("gatewayEnvelope", b::gatewayEnvelope);
-            ops.put("gatewayHeader", b::gatewayHeader);
             ops.put("gatewayFrame", b::gatewayFrame);
+            ops.put("gatewayUntyped", b::gatewayUntyped);
         } else {
             PullResponseBenchmark b = new PullResponseBenchmark();
             b.from = SerializeType.valueOf(args[1]);
             b.setUp();
             ops.put("rocketmqRemoting", b::rocketmqRemoting);
             ops.put("rocketmqRemoting497", b::rocketmqRemoting497);
-            ops.put("gatewayHeader", b::gatewayHeader);
             ops.put("gatewayFrame", b::gatewayFrame);
+            ops.put("gatewayTyped", b::gatewayTyped);
         }
         long sink = 0;
         Map<String, List<Double>> ns = new LinkedHashMap<>();

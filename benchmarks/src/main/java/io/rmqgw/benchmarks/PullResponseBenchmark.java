@@ -30,8 +30,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * A pull response header re-encoded both ways: {@code JSON} = a JSON header (a broker answering in
  * JSON) re-encoded as binary, {@code ROCKETMQ} = a binary header re-encoded as JSON (mirror mode toward
  * a JSON client). Variants as in {@link SendV2Benchmark} ({@code rocketmqRemoting}: 5.4.0,
- * {@code rocketmqRemoting497}: 4.9.7, both on the same bytes); the gateway reads the typed fields it uses
- * (next/min/max offset, suggested broker).
+ * {@code rocketmqRemoting497}: 4.9.7, both on the same bytes). {@code gatewayFrame} is what the gateway
+ * does with a pull answer ({@code StoredRecordsHandler}: no typed view): {@code FrameDecoder.parse} and
+ * the frame head re-encoded in one pass; {@code gatewayTyped} reads the typed fields (next/min/max
+ * offset, suggested broker) and writes the head from the typed header, as a rebuilt answer would.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
@@ -39,10 +41,11 @@ import org.openjdk.jmh.annotations.Warmup;
 // jackson's parser and the codec take several seconds of C2 work before they settle on a 2-core machine
 @Warmup(iterations = 5, time = 2)
 @Measurement(iterations = 5, time = 2)
-// netty 4.1.119 gives pooled-buffer thread caches only to event-loop (FastThreadLocal) threads by default;
-// the gateway decodes on event loops, so the benchmark thread gets one too (4.9.7's netty 4.1.65 gives it anyway)
+// netty 4.1.119 gives pooled-buffer thread caches and batched recycling only to event-loop (FastThreadLocal)
+// threads by default; the gateway decodes on event loops, so the benchmark thread gets them too (4.9.7's netty
+// 4.1.65 gives them anyway)
 @Fork(value = 1, jvmArgsAppend = {"-Dio.netty.leakDetection.level=disabled", "-Dio.netty.allocator.useCacheForAllThreads=true",
-    "-Xms1g", "-Xmx1g"})
+    "-Dio.netty.recycler.batchFastThreadLocalOnly=false", "-Xms1g", "-Xmx1g"})
 public class PullResponseBenchmark {
 
     @Param({"JSON", "ROCKETMQ"})
@@ -51,7 +54,6 @@ public class PullResponseBenchmark {
     private SerializeType to;
     private ByteBuf wire;
     private ByteBuf out;
-    private RemotingFrame parsed;
     private Object legacyWire;
     private Object legacyOut;
     private Object legacyTo;
@@ -61,7 +63,6 @@ public class PullResponseBenchmark {
         to = from == SerializeType.JSON ? SerializeType.ROCKETMQ : SerializeType.JSON;
         wire = Wire.frame(Wire.pullResponse(), from);
         out = PooledByteBufAllocator.DEFAULT.directBuffer(4096);
-        parsed = FrameDecoder.parse(wire.retainedDuplicate());
         legacyWire = LegacyRemoting.directBuffer(Wire.bytes(wire));
         legacyOut = LegacyRemoting.directBuffer(4096);
         legacyTo = LegacyRemoting.serializeType(to.name());
@@ -71,7 +72,9 @@ public class PullResponseBenchmark {
         RemotingCommand legacy = SendV2Benchmark.decodeHead(Unpooled.wrappedBuffer(LegacyRemoting.bytes(legacyOut)));
         gatewayFrame();
         RemotingCommand ours = SendV2Benchmark.decodeHead(out.copy());
-        for (RemotingCommand x : new RemotingCommand[] {ours, legacy}) {
+        gatewayTyped();
+        RemotingCommand typed = SendV2Benchmark.decodeHead(out.copy());
+        for (RemotingCommand x : new RemotingCommand[] {ours, typed, legacy}) {
             if (!theirs.getExtFields().equals(x.getExtFields()) || theirs.getOpaque() != x.getOpaque()) {
                 throw new IllegalStateException("outputs differ: " + theirs.getExtFields() + " / " + x.getExtFields());
             }
@@ -80,7 +83,6 @@ public class PullResponseBenchmark {
 
     @TearDown(Level.Trial)
     public void tearDown() throws Throwable {
-        parsed.release();
         wire.release();
         out.release();
         LegacyRemoting.release(legacyWire);
@@ -105,21 +107,27 @@ public class PullResponseBenchmark {
     }
 
     @Benchmark
-    public long gatewayHeader() {
-        return gateway(parsed);
-    }
-
-    @Benchmark
     public long gatewayFrame() {
         RemotingFrame frame = FrameDecoder.parse(wire.retainedDuplicate());
         try {
-            return gateway(frame);
+            out.clear();
+            return HeaderTranscoder.writeTranscodedHead(frame, to, out);
         } finally {
             frame.release();
         }
     }
 
-    private long gateway(RemotingFrame frame) {
+    @Benchmark
+    public long gatewayTyped() {
+        RemotingFrame frame = FrameDecoder.parse(wire.retainedDuplicate());
+        try {
+            return typed(frame);
+        } finally {
+            frame.release();
+        }
+    }
+
+    private long typed(RemotingFrame frame) {
         PullResponseHeader h = (PullResponseHeader) HeaderTranscoder.decodeResponse(frame, RequestCode.PULL_MESSAGE);
         try {
             long offsets = h.nextBeginOffset() + h.minOffset() + h.maxOffset() + h.suggestWhichBrokerId();

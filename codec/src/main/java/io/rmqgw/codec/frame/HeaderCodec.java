@@ -8,7 +8,9 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.io.SerializedString;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufOutputStream;
+import io.netty.buffer.Unpooled;
 import io.rmqgw.codec.json.JsonHeaderStream;
+import io.rmqgw.codec.json.JsonToBinary;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -17,8 +19,10 @@ import org.apache.rocketmq.remoting.protocol.LanguageCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
- * Reads and writes the two header encodings directly on ByteBufs. JSON is read with the thread's
- * reused streaming parser ({@link JsonHeaderStream}) straight from the buffer; ROCKETMQ binary by
+ * Reads and writes the two header encodings directly on ByteBufs. A JSON header is read in one pass
+ * by the thread's {@link JsonToBinary}, which also transcodes it to binary for the decode that usually
+ * follows; headers it leaves to the general reader (unusual or malformed ones) are read with the
+ * thread's reused jackson streaming parser ({@link JsonHeaderStream}). ROCKETMQ binary is read by
  * fixed offsets. Every length is checked against the header's own length, so a lying field is a
  * {@link MalformedFrameException}, never an out-of-bounds read of the next frame's bytes.
  */
@@ -43,14 +47,55 @@ public final class HeaderCodec {
      * but the RemotingFrame is allocated.
      */
     static RemotingFrame frame(ByteBuf frame, SerializeType type, int headerIndex, int headerLength) {
-        return type == SerializeType.ROCKETMQ ? binaryFrame(frame, headerIndex, headerLength)
-            : jsonFrame(frame, headerIndex, headerLength);
+        if (type == SerializeType.ROCKETMQ) {
+            return binaryFrame(frame, headerIndex, headerLength);
+        }
+        JsonToBinary t = JsonToBinary.get();
+        if (!t.transcode(frame, headerIndex, headerLength)) {
+            return jsonFrame(frame, headerIndex, headerLength);
+        }
+        // the one pass over the header: envelope read, header checked and transcoded, kept for the decode
+        RemotingFrame f = new RemotingFrame(frame, SerializeType.JSON, headerLength, t.code(),
+            t.languageGiven() ? language(t.languageCode()) : LanguageCode.OTHER, t.version(), t.opaque(), t.flag());
+        t.hold(f);
+        return f;
     }
 
     /** Decodes remark and extFields too. The frame is not released. */
     public static RemotingHeader decodeHeader(RemotingFrame frame) {
         ByteBuf header = frame.headerSlice();
-        return frame.encoding() == SerializeType.ROCKETMQ ? decodeBinary(header) : decodeJson(header);
+        if (frame.encoding() == SerializeType.ROCKETMQ) {
+            return decodeBinary(header);
+        }
+        JsonToBinary t = transcoded(frame);
+        if (t == null) {
+            return decodeJson(header);
+        }
+        RemotingHeader h = decodeBinary(Unpooled.wrappedBuffer(t.bytes(), 0, t.length()));
+        // as the JSON read: code and version whole (the binary fields hold 16 bits), the envelope's
+        // language (OTHER when absent), an empty remark and an empty extFields object kept
+        return new RemotingHeader(t.code(), frame.language(), t.version(), t.opaque(), t.flag(),
+            t.remarkGiven() && h.remark() == null ? "" : h.remark(),
+            t.extFieldsGiven() && h.extFields() == null ? new LinkedHashMap<>() : h.extFields());
+    }
+
+    /**
+     * The JSON frame's header as binary, in the thread's {@link JsonToBinary}: the frame decoder's own
+     * result while it is still the last one on this thread (the usual case: a frame is handled right
+     * after it is read), else transcoded again. Null when the header needs the general reader. The
+     * result is valid until the thread's next transcode.
+     */
+    public static JsonToBinary transcoded(RemotingFrame frame) {
+        JsonToBinary t = JsonToBinary.get();
+        if (t.holds(frame)) {
+            return t;
+        }
+        ByteBuf content = frame.content();
+        if (!t.transcode(content, content.readerIndex() + RemotingFrame.PREFIX_LENGTH, frame.headerLength())) {
+            return null;
+        }
+        t.hold(frame);
+        return t;
     }
 
     /** Writes {@code header} in {@code type} encoding to {@code out}; returns the bytes written. */
@@ -210,11 +255,11 @@ public final class HeaderCodec {
     // ---- JSON ----
 
     /**
-     * Reads what routing needs (code, language, version, opaque, flag) with the thread's reused parser,
-     * matching the top-level names in the order fastjson writes them, and skips everything else
-     * (extFields included: its strings are stepped over, not decoded), so the whole header is checked
-     * to be well formed. Notes where the extFields object starts when a typed decode can read just that
-     * ({@link RemotingFrame#jsonExtFieldsOffset()}). Allocates nothing but the frame.
+     * The general reader's envelope, for headers {@link JsonToBinary} leaves to it: reads what routing
+     * needs (code, language, version, opaque, flag) with the thread's reused parser, matching the
+     * top-level names in the order fastjson writes them, and skips everything else (extFields
+     * included: its strings are stepped over, not decoded), so the whole header is checked to be well
+     * formed. Allocates nothing but the frame.
      */
     private static RemotingFrame jsonFrame(ByteBuf frame, int headerIndex, int headerLength) {
         int code = -1;
@@ -223,10 +268,6 @@ public final class HeaderCodec {
         int opaque = 0;
         int flag = 0;
         boolean sawCode = false;
-        // where the extFields object starts, while a typed decode can read just that object (see below)
-        int extFields = -1;
-        boolean extOnly = true;
-        boolean sawLanguage = false;
         JsonHeaderStream in = JsonHeaderStream.get();
         try {
             JsonParser p = in.begin(frame, headerIndex, headerLength);
@@ -259,27 +300,9 @@ public final class HeaderCodec {
                         sawCode = true;
                     }
                     case F_FLAG -> flag = intValue(p, value, "flag");
-                    case F_LANGUAGE -> {
-                        language = jsonLanguage(p, value);
-                        sawLanguage = true;
-                    }
+                    case F_LANGUAGE -> language = jsonLanguage(p, value);
                     case F_OPAQUE -> opaque = intValue(p, value, "opaque");
                     case F_VERSION -> version = intValue(p, value, "version");
-                    case F_EXT_FIELDS -> {
-                        if (value == JsonToken.START_OBJECT && extFields < 0 && extOnly) {
-                            int at = in.valueStartInHeader();
-                            // relied on only where the byte there is the object's opening brace
-                            extFields = at >= 0 && at < headerLength && frame.getByte(headerIndex + at) == '{' ? at : -1;
-                        } else {
-                            extOnly = false; // a second one, or not an object: a decode reads the whole header
-                        }
-                        extOnly &= extFields >= 0;
-                        p.skipChildren();
-                    }
-                    case F_REMARK -> {
-                        extOnly &= value == JsonToken.VALUE_NULL; // a decode must read the remark
-                        p.skipChildren();
-                    }
                     default -> p.skipChildren();
                 }
             }
@@ -295,10 +318,7 @@ public final class HeaderCodec {
         if (!sawCode) {
             throw new MalformedFrameException(MalformedReason.MISSING_FIELD, "JSON header has no \"code\"");
         }
-        // a decode starting at extFields gets every other field from the envelope; an absent language
-        // reads as OTHER here but as JAVA there (RemotingCommand's default), so then it reads it all
-        int ext = extOnly && sawLanguage ? extFields : -1;
-        return new RemotingFrame(frame, SerializeType.JSON, headerLength, code, language, version, opaque, flag, ext);
+        return new RemotingFrame(frame, SerializeType.JSON, headerLength, code, language, version, opaque, flag);
     }
 
     // top-level fields in fastjson's (alphabetical) order; a header in another order still reads, by name

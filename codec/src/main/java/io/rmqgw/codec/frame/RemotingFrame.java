@@ -29,17 +29,10 @@ public final class RemotingFrame extends DefaultByteBufHolder {
     private final int version;
     private final int opaque;
     private final int flag;
-    private final int jsonExtFields;
 
     RemotingFrame(ByteBuf frame, SerializeType encoding, int headerLength, int code, LanguageCode language,
                   int version, int opaque, int flag) {
-        this(frame, encoding, headerLength, code, language, version, opaque, flag, -1);
-    }
-
-    RemotingFrame(ByteBuf frame, SerializeType encoding, int headerLength, int code, LanguageCode language,
-                  int version, int opaque, int flag, int jsonExtFields) {
         super(frame);
-        this.jsonExtFields = jsonExtFields;
         this.encoding = encoding;
         this.headerLength = headerLength;
         this.code = code;
@@ -85,16 +78,6 @@ public final class RemotingFrame extends DefaultByteBufHolder {
         return headerLength;
     }
 
-    /**
-     * For the header codec: where a JSON header's extFields object starts (an offset in the header),
-     * when the envelope found that the object and the envelope fields are all a decode needs (no
-     * remark, a language, one extFields object): the decode then reads only that object. -1
-     * otherwise, and for binary headers.
-     */
-    public int jsonExtFieldsOffset() {
-        return jsonExtFields;
-    }
-
     public int bodyLength() {
         return content().readableBytes() - PREFIX_LENGTH - headerLength;
     }
@@ -119,7 +102,7 @@ public final class RemotingFrame extends DefaultByteBufHolder {
 
     @Override
     public RemotingFrame replace(ByteBuf content) {
-        return new RemotingFrame(content, encoding, headerLength, code, language, version, opaque, flag, jsonExtFields);
+        return new RemotingFrame(content, encoding, headerLength, code, language, version, opaque, flag);
     }
 
     @Override

@@ -4,26 +4,9 @@ import io.netty.buffer.ByteBuf;
 
 /**
  * Byte-level helpers for the header codecs: UTF-8 encoding of char runs into a byte array, decimal
- * numbers written and parsed without Strings, and JSON string escaping. Nothing here allocates.
+ * numbers written and parsed without Strings. Nothing here allocates.
  */
 final class Ascii {
-
-    /** Escape class per ASCII byte for JSON strings: 0 none, 'u' as \\u00XX, otherwise the short escape letter. */
-    private static final byte[] JSON_ESCAPE = new byte[128];
-    private static final byte[] HEX = {'0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
-
-    static {
-        for (int c = 0; c < 0x20; c++) {
-            JSON_ESCAPE[c] = 'u';
-        }
-        JSON_ESCAPE['\b'] = 'b';
-        JSON_ESCAPE['\t'] = 't';
-        JSON_ESCAPE['\n'] = 'n';
-        JSON_ESCAPE['\f'] = 'f';
-        JSON_ESCAPE['\r'] = 'r';
-        JSON_ESCAPE['"'] = '"';
-        JSON_ESCAPE['\\'] = '\\';
-    }
 
     private Ascii() {
     }
@@ -173,46 +156,6 @@ final class Ascii {
             && (buf.getByte(index + 1) | 0x20) == 'r'
             && (buf.getByte(index + 2) | 0x20) == 'u'
             && (buf.getByte(index + 3) | 0x20) == 'e';
-    }
-
-    /** Bytes that {@code src[off, off+len)} takes as the inside of a JSON string. */
-    static int jsonEscapedLength(byte[] src, int off, int len) {
-        int n = len;
-        for (int i = off, end = off + len; i < end; i++) {
-            int b = src[i];
-            if (b >= 0) {
-                byte e = JSON_ESCAPE[b];
-                if (e != 0) {
-                    n += e == 'u' ? 5 : 1;
-                }
-            }
-        }
-        return n;
-    }
-
-    /**
-     * Writes UTF-8 bytes as the inside of a JSON string: quote, backslash and control characters
-     * escaped, everything else (multi-byte sequences included) copied. Returns the position after it.
-     */
-    static int putJsonEscaped(byte[] dst, int pos, byte[] src, int off, int len) {
-        for (int i = off, end = off + len; i < end; i++) {
-            byte b = src[i];
-            byte e = b >= 0 ? JSON_ESCAPE[b] : 0;
-            if (e == 0) {
-                dst[pos++] = b;
-            } else if (e == 'u') {
-                dst[pos++] = '\\';
-                dst[pos++] = 'u';
-                dst[pos++] = '0';
-                dst[pos++] = '0';
-                dst[pos++] = HEX[(b >> 4) & 0xF];
-                dst[pos++] = HEX[b & 0xF];
-            } else {
-                dst[pos++] = '\\';
-                dst[pos++] = e;
-            }
-        }
-        return pos;
     }
 
     /** Writes an ASCII constant; returns the position after it. */

@@ -3,12 +3,15 @@ package io.rmqgw.codec.header;
 import io.netty.buffer.ByteBuf;
 import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.MalformedReason;
+import io.rmqgw.codec.json.JsonToBinary;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
  * Reads a ROCKETMQ binary header by offsets. The entries stay where they are: the header keeps a
  * retained slice of the input from the remark length on; only the extFields section is copied once
- * into a scratch array to be walked (checked and indexed) as plain bytes.
+ * into a scratch array to be walked (checked and indexed) as plain bytes. A JSON header transcoded to
+ * binary ({@link JsonToBinary}) is read the same way from the transcoder's array, copied once into a
+ * pooled buffer the header owns.
  */
 final class BinaryHeaderReader {
 
@@ -60,6 +63,39 @@ final class BinaryHeaderReader {
         h.entriesStart = entriesStart;
         h.entriesEnd = entriesStart + extLength;
         h.image = header.retainedSlice(base + REMARK_OFFSET, entriesStart + extLength);
+        h.imageIsTail = true;
+        return h;
+    }
+
+    /**
+     * The header {@code t} holds (a JSON header just transcoded), as {@code kind}; its image is a copy
+     * in the header's own array. Reads as the JSON did: an empty remark or value
+     * stays an empty string, an empty extFields object stays present.
+     */
+    static CommandHeader read(JsonToBinary t, HeaderKind kind) {
+        byte[] b = t.bytes();
+        int remarkLength = t.remarkLength();
+        int entriesAt = t.entriesStart();
+        int extLength = t.length() - entriesAt;
+        CommandHeader h = kind.newHeader();
+        int entriesStart = 8 + remarkLength; // image index 0 = the remark length field, as for a binary frame
+        h.index(b, t, REMARK_OFFSET);
+        int imageLength = t.length() - REMARK_OFFSET;
+        System.arraycopy(b, REMARK_OFFSET, h.ownArray(imageLength), 0, imageLength);
+        h.useOwnImage(imageLength);
+        h.source = SerializeType.JSON;
+        h.code = t.code();
+        h.language = t.languageCode();
+        h.version = t.version();
+        h.opaque = t.opaque();
+        h.flag = t.flag();
+        h.remarkIndex = remarkLength == 0 ? -1 : 4;
+        h.remarkLength = remarkLength;
+        h.remark = remarkLength == 0 && t.remarkGiven() ? "" : null;
+        h.extPresent = t.extFieldsGiven();
+        h.entriesStart = entriesStart;
+        h.entriesEnd = entriesStart + extLength;
+        h.imageIsTail = true;
         return h;
     }
 }

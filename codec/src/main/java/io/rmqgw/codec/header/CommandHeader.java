@@ -2,10 +2,13 @@ package io.rmqgw.codec.header;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.netty.util.ReferenceCounted;
+import io.netty.util.internal.ObjectPool;
 import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.MalformedReason;
 import io.rmqgw.codec.frame.RemotingHeader;
+import io.rmqgw.codec.json.BinaryToJson;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -26,8 +29,12 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  * them into. Re-encoding to binary is then one bulk copy. Strings are made only when asked for.
  *
  * <p>Reference counted: a decoded header holds one reference to its image (and, for a binary header,
- * so to the frame's memory) until its own count drops to zero. The count is a plain field, not an
- * atomic one: a header has one owner at a time (an event loop), like the frame it came from.
+ * so to the frame's memory) until its own count drops to zero. A header transcoded from JSON keeps its
+ * image in an array of its own instead (no buffer to allocate or release; it goes back to the pool
+ * with the header, unless it grew large). The count is a plain field, not an
+ * atomic one: a header has one owner at a time (an event loop), like the frame it came from. When the
+ * count reaches zero the header object goes back to its kind's pool (a Netty recycler, like pooled
+ * buffers), so the hot path allocates none: a released header must not be touched again.
  *
  * <h2>Null and empty values</h2>
  * As in rocketmq-remoting: in the binary encoding a zero length means null, so an empty JSON string
@@ -45,6 +52,8 @@ public abstract class CommandHeader implements ReferenceCounted {
 
     /** code(2) language(1) version(2) opaque(4) flag(4) remarkLength(4) extFieldsLength(4). */
     static final int BINARY_FIXED_LENGTH = 21;
+    /** code(2) language(1) version(2) opaque(4) flag(4): what precedes the remark length. */
+    static final int FIXED_FIELDS_LENGTH = 13;
 
     private static final int RESPONSE_BIT = 1;
     private static final int ONEWAY_BIT = 1 << 1;
@@ -60,6 +69,7 @@ public abstract class CommandHeader implements ReferenceCounted {
 
     final HeaderKind kind;
     final int[] slots;
+    private final ObjectPool.Handle<CommandHeader> handle;
 
     SerializeType source;
     int code;
@@ -77,19 +87,57 @@ public abstract class CommandHeader implements ReferenceCounted {
 
     /** Whether the header has an extFields object/section at all (written back as such). */
     boolean extPresent;
+    /**
+     * Whether the image is the binary header from its remark length on, unchanged (as read from a
+     * binary frame, or as transcoded from JSON): then the binary encoding is the fixed fields and the
+     * image, one bulk copy.
+     */
+    boolean imageIsTail;
     ByteBuf image;
     int entriesStart;
     int entriesEnd;
     int entryCount;
     private int[] offsets;
     private int refs = 1;
+    /** This header's own image storage (reused with the header from the pool), and its buffer view. */
+    private byte[] ownArray;
+    private ByteBuf ownImage;
 
-    CommandHeader(HeaderKind kind) {
+    CommandHeader(HeaderKind kind, ObjectPool.Handle<CommandHeader> handle) {
         this.kind = kind;
+        this.handle = handle;
         this.slots = kind.keys.size() == 0 ? NO_SLOTS : new int[kind.keys.size()];
     }
 
+    /** Own image storage of at least {@code length} bytes, not yet the image: see {@link #useOwnImage(int)}. */
+    final byte[] ownArray(int length) {
+        if (ownArray == null || ownArray.length < length) {
+            ownArray = new byte[Math.max(length, 512)];
+            ownImage = Unpooled.wrappedBuffer(ownArray);
+        }
+        return ownArray;
+    }
+
+    /** Makes the first {@code length} bytes of the own array the image. */
+    final void useOwnImage(int length) {
+        image = ownImage.setIndex(0, length);
+    }
+
+    /** Releases the image unless it is the header's own array. */
+    private void releaseImage(ByteBuf img) {
+        if (img != ownImage) {
+            img.release();
+        }
+    }
+
+    /** Readies a header taken from the pool: one reference, nothing decoded yet. */
+    final CommandHeader reuse() {
+        refs = 1;
+        return this;
+    }
+
     private static final int[] NO_SLOTS = new int[0];
+    private static final int OWN_ARRAY_KEEP_LIMIT = 8 * 1024;
 
     // ---- envelope ----
 
@@ -178,6 +226,7 @@ public abstract class CommandHeader implements ReferenceCounted {
     public CommandHeader setRemark(String remark) {
         this.remark = remark;
         this.remarkIndex = -1;
+        this.imageIsTail = false;
         return this;
     }
 
@@ -348,6 +397,9 @@ public abstract class CommandHeader implements ReferenceCounted {
 
     /** Exact bytes of the ROCKETMQ binary encoding. */
     public int binaryLength() {
+        if (imageIsTail) {
+            return FIXED_FIELDS_LENGTH + entriesEnd;
+        }
         return BINARY_FIXED_LENGTH + remarkBinaryLength() + (entriesEnd - entriesStart);
     }
 
@@ -356,15 +408,14 @@ public abstract class CommandHeader implements ReferenceCounted {
         if (type == SerializeType.ROCKETMQ) {
             return writeBinary(out);
         }
-        Scratch scratch = Scratch.get();
-        int n = renderJson(scratch);
-        out.writeBytes(scratch.lastOut, 0, n);
-        return n;
+        BinaryToJson json = renderJson();
+        out.writeBytes(json.bytes(), 0, json.length());
+        return json.length();
     }
 
     /** Bytes of the encoding in {@code type} (for JSON this renders the header once). */
     public int encodedLength(SerializeType type) {
-        return type == SerializeType.ROCKETMQ ? binaryLength() : renderJson(Scratch.get());
+        return type == SerializeType.ROCKETMQ ? binaryLength() : renderJson().length();
     }
 
     private int remarkBinaryLength() {
@@ -385,11 +436,15 @@ public abstract class CommandHeader implements ReferenceCounted {
         requireEncodable(SerializeType.ROCKETMQ);
         int length = binaryLength();
         out.ensureWritable(length);
-        out.writeShort(code);
-        out.writeByte(language);
-        out.writeShort(version);
-        out.writeInt(opaque);
+        // code(2) language(1) version(2) and the first three bytes of opaque, then its last, then flag
+        out.writeLong((long) (code & 0xFFFF) << 48 | (long) (language & 0xFF) << 40 | (long) (version & 0xFFFF) << 24
+            | (opaque >>> 8) & 0xFFFFFFL);
+        out.writeByte(opaque);
         out.writeInt(flag);
+        if (imageIsTail) {
+            out.writeBytes(image, 0, entriesEnd); // remark length, remark, extFields length, entries
+            return length;
+        }
         if (remarkIndex >= 0) {
             out.writeInt(remarkLength);
             out.writeBytes(image, remarkIndex, remarkLength);
@@ -407,95 +462,35 @@ public abstract class CommandHeader implements ReferenceCounted {
         return length;
     }
 
-    private static final byte[] J_CODE = Ascii.bytes("{\"code\":");
-    private static final byte[] J_EXT = Ascii.bytes(",\"extFields\":{");
-    private static final byte[] J_FLAG = Ascii.bytes(",\"flag\":");
-    private static final byte[] J_LANGUAGE = Ascii.bytes(",\"language\":\"");
-    private static final byte[] J_OPAQUE = Ascii.bytes(",\"opaque\":");
-    private static final byte[] J_REMARK = Ascii.bytes(",\"remark\":\"");
-    private static final byte[] J_TAIL = Ascii.bytes(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
-
     /**
-     * Renders the JSON encoding into the thread's scratch array ({@code scratch.lastOut}); returns its
-     * length. Field order and names are those of fastjson's RemotingCommand output.
+     * Renders the JSON encoding with the thread's {@link BinaryToJson}; the result is in its
+     * {@code bytes()[0, length())} until the next render on this thread. Field order and names are those
+     * of fastjson's RemotingCommand output.
      */
-    int renderJson(Scratch scratch) {
+    BinaryToJson renderJson() {
         int extLength = entriesEnd - entriesStart;
-        byte[] remarkBytes = null;
-        int remarkOff = 0;
-        int remarkLen = 0;
         int rawRemark = remarkIndex >= 0 ? remarkLength : 0;
-        byte[] in = scratch.in(extLength + rawRemark);
+        byte[] in = Scratch.get().in(extLength + rawRemark);
         if (extLength > 0) {
             image.getBytes(entriesStart, in, 0, extLength);
         }
+        byte[] remarkBytes = in;
+        int remarkOff = extLength;
+        int remarkLen = -1;
         if (rawRemark > 0) {
             image.getBytes(remarkIndex, in, extLength, rawRemark);
-            remarkBytes = in;
-            remarkOff = extLength;
             remarkLen = rawRemark;
         } else if (remark != null) {
             remarkBytes = remark.getBytes(StandardCharsets.UTF_8);
+            remarkOff = 0;
             remarkLen = remarkBytes.length;
         }
-        byte[] name = LANGUAGE_NAMES[language & 0xFF];
-        int bound = 160 + 6 * (extLength + remarkLen);
-        byte[] o = scratch.out(bound);
-        scratch.lastOut = o;
-        int p = Ascii.put(o, 0, J_CODE);
-        p = Ascii.putDecimal(o, p, code);
-        if (extPresent) {
-            p = Ascii.put(o, p, J_EXT);
-            p = renderEntries(in, extLength, o, p);
-            o[p++] = '}';
+        BinaryToJson json = BinaryToJson.get();
+        if (!json.render(code, language, version, opaque, flag, remarkBytes, remarkOff, remarkLen, in, 0, extLength,
+            extPresent, source == SerializeType.ROCKETMQ)) {
+            throw new IllegalStateException("extFields entries no longer match their lengths"); // index() checked them
         }
-        p = Ascii.put(o, p, J_FLAG);
-        p = Ascii.putDecimal(o, p, flag);
-        if (name != null) {
-            p = Ascii.put(o, p, J_LANGUAGE);
-            p = Ascii.put(o, p, name);
-            o[p++] = '"';
-        }
-        p = Ascii.put(o, p, J_OPAQUE);
-        p = Ascii.putDecimal(o, p, opaque);
-        if (remarkBytes != null) {
-            p = Ascii.put(o, p, J_REMARK);
-            p = Ascii.putJsonEscaped(o, p, remarkBytes, remarkOff, remarkLen);
-            o[p++] = '"';
-        }
-        p = Ascii.put(o, p, J_TAIL);
-        p = Ascii.putDecimal(o, p, version);
-        o[p++] = '}';
-        return p;
-    }
-
-    private int renderEntries(byte[] in, int extLength, byte[] o, int p) {
-        boolean zeroIsNull = source == SerializeType.ROCKETMQ;
-        boolean first = true;
-        int pos = 0;
-        while (pos < extLength) {
-            int keyLength = ((in[pos] & 0xFF) << 8) | (in[pos + 1] & 0xFF);
-            int key = pos + 2;
-            int v = key + keyLength;
-            int valueLength = ((in[v] & 0xFF) << 24) | ((in[v + 1] & 0xFF) << 16) | ((in[v + 2] & 0xFF) << 8) | (in[v + 3] & 0xFF);
-            int value = v + 4;
-            pos = value + valueLength;
-            if (zeroIsNull && (keyLength == 0 || valueLength == 0)) {
-                continue;
-            }
-            if (!first) {
-                o[p++] = ',';
-            }
-            first = false;
-            o[p++] = '"';
-            p = Ascii.putJsonEscaped(o, p, in, key, keyLength);
-            o[p++] = '"';
-            o[p++] = ':';
-            o[p++] = '"';
-            p = Ascii.putJsonEscaped(o, p, in, value, valueLength);
-            o[p++] = '"';
-        }
-        return p;
+        return json;
     }
 
     /** The generic decoded form (extFields copied into a map), for code that works with {@link RemotingHeader}. */
@@ -596,7 +591,8 @@ public abstract class CommandHeader implements ReferenceCounted {
         }
         ByteBuf previous = image;
         image = next;
-        previous.release();
+        releaseImage(previous);
+        imageIsTail = false;
         entriesStart = 0;
         entriesEnd = next.writerIndex();
         extPresent = true;
@@ -649,6 +645,26 @@ public abstract class CommandHeader implements ReferenceCounted {
         entryCount = count;
     }
 
+    /**
+     * Fills the typed slots from entries known to be well formed (the single pass wrote them), starting
+     * at {@code at(i)} in {@code a}, the image index being that minus {@code imageBase}.
+     */
+    final void index(byte[] a, io.rmqgw.codec.json.JsonToBinary t, int imageBase) {
+        java.util.Arrays.fill(slots, -1);
+        KeyTable keys = kind.keys;
+        int count = t.entryCount();
+        if (keys.size() > 0) {
+            for (int i = 0; i < count; i++) {
+                int e = t.entryOffset(i);
+                int slot = keys.find(a, e + 2, (a[e] & 0xFF) << 8 | a[e + 1] & 0xFF);
+                if (slot >= 0) {
+                    slots[slot] = e - imageBase;
+                }
+            }
+        }
+        entryCount = count;
+    }
+
     private static MalformedFrameException truncatedEntry(int offset) {
         return new MalformedFrameException(MalformedReason.TRUNCATED_BINARY_FIELD,
             "extFields entry at offset " + offset + " runs past its field");
@@ -697,10 +713,37 @@ public abstract class CommandHeader implements ReferenceCounted {
         }
         refs -= decrement;
         if (refs == 0) {
-            image.release();
+            ByteBuf last = image;
+            recycle();
+            releaseImage(last);
             return true;
         }
         return false;
+    }
+
+    /** Forgets everything decoded and returns the object to its kind's pool. */
+    private void recycle() {
+        image = null;
+        if (ownArray != null && ownArray.length > OWN_ARRAY_KEEP_LIMIT) {
+            ownArray = null; // a rare huge header does not stay pinned in the pool
+            ownImage = null;
+        }
+        remark = null;
+        remarkIndex = -1;
+        remarkLength = 0;
+        extPresent = false;
+        imageIsTail = false;
+        entriesStart = 0;
+        entriesEnd = 0;
+        entryCount = 0;
+        offsets = null;
+        source = null;
+        code = 0;
+        language = 0;
+        version = 0;
+        opaque = 0;
+        flag = 0;
+        handle.recycle(this);
     }
 
     /** For subclasses' and tests' toString: envelope plus entries. */

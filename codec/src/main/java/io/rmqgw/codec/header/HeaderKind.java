@@ -1,5 +1,6 @@
 package io.rmqgw.codec.header;
 
+import io.netty.util.internal.ObjectPool;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 
 /**
@@ -27,9 +28,12 @@ public enum HeaderKind {
     GENERIC(KeyTable.EMPTY);
 
     final KeyTable keys;
+    /** Released headers of this kind, reused (a Netty recycler: per thread, released from any thread). */
+    private final ObjectPool<CommandHeader> pool;
 
     HeaderKind(KeyTable keys) {
         this.keys = keys;
+        this.pool = ObjectPool.newPool(this::create);
     }
 
     /** The view for a request with {@code code}. */
@@ -56,13 +60,18 @@ public enum HeaderKind {
         return keys.name(slot);
     }
 
+    /** A header of this kind, from the pool, with one reference. */
     CommandHeader newHeader() {
+        return pool.get().reuse();
+    }
+
+    private CommandHeader create(ObjectPool.Handle<CommandHeader> handle) {
         return switch (this) {
-            case SEND_V1, SEND_V2 -> new SendRequestHeader(this);
-            case PULL -> new PullRequestHeader();
-            case SEND_RESPONSE -> new SendResponseHeader();
-            case PULL_RESPONSE -> new PullResponseHeader();
-            case GENERIC -> new GenericHeader();
+            case SEND_V1, SEND_V2 -> new SendRequestHeader(this, handle);
+            case PULL -> new PullRequestHeader(handle);
+            case SEND_RESPONSE -> new SendResponseHeader(handle);
+            case PULL_RESPONSE -> new PullResponseHeader(handle);
+            case GENERIC -> new GenericHeader(handle);
         };
     }
 }

@@ -3,13 +3,20 @@ package io.rmqgw.codec.header;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
+import io.rmqgw.codec.frame.HeaderCodec;
 import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.codec.json.BinaryToJson;
+import io.rmqgw.codec.json.JsonToBinary;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
  * Typed header decoding and per-frame transcoding between the JSON and ROCKETMQ binary header
- * encodings. Reflection-free, regex-free, no boxing; a JSON header is streamed by jackson-core from
- * the frame's memory and a binary header is read by offsets.
+ * encodings. Reflection-free, regex-free, no boxing. A JSON header is read in one pass that writes its
+ * binary form ({@link JsonToBinary}; the frame decoder already did it for the frame it just read, so a
+ * decode right after reuses that), with jackson only for the unusual headers that pass leaves to it;
+ * a binary header is read by offsets and rendered as JSON in one pass ({@link BinaryToJson}). A frame
+ * re-encoded without a typed view ({@link #transcode}, {@link #writeTranscodedHead}) never becomes a
+ * {@link CommandHeader}: header bytes in, header bytes out.
  *
  * <p>The output is what rocketmq-remoting's {@code RemotingCommand} writes for the same command
  * (binary: byte for byte, entries in the order they arrived rather than HashMap order; JSON: the same
@@ -28,7 +35,12 @@ public final class HeaderTranscoder {
 
     /** Decodes {@code header} (the header bytes only) in {@code type} as {@code kind}; the JSON image comes from {@code alloc}. */
     public static CommandHeader decode(SerializeType type, ByteBuf header, HeaderKind kind, ByteBufAllocator alloc) {
-        return type == SerializeType.ROCKETMQ ? BinaryHeaderReader.read(header, kind) : JsonHeaderReader.read(header, kind, alloc);
+        if (type == SerializeType.ROCKETMQ) {
+            return BinaryHeaderReader.read(header, kind);
+        }
+        JsonToBinary t = JsonToBinary.get();
+        return t.transcode(header, header.readerIndex(), header.readableBytes()) ? BinaryHeaderReader.read(t, kind)
+            : JsonHeaderReader.read(header, kind, alloc);
     }
 
     /** Decodes the frame's header as {@code kind}. */
@@ -38,11 +50,8 @@ public final class HeaderTranscoder {
         if (frame.encoding() == SerializeType.ROCKETMQ) {
             return BinaryHeaderReader.read(content, index, frame.headerLength(), kind);
         }
-        int ext = frame.jsonExtFieldsOffset();
-        // the envelope has read and checked the whole header: where it could, it noted where extFields
-        // starts, and only that object is read again
-        return ext >= 0
-            ? JsonHeaderReader.readExtFields(frame, content, index + ext, frame.headerLength() - ext, kind, content.alloc())
+        JsonToBinary t = HeaderCodec.transcoded(frame);
+        return t != null ? BinaryHeaderReader.read(t, kind)
             : JsonHeaderReader.read(content, index, frame.headerLength(), kind, content.alloc());
     }
 
@@ -71,13 +80,8 @@ public final class HeaderTranscoder {
             header.writeBinary(out);
             return RemotingFrame.PREFIX_LENGTH + length;
         }
-        Scratch scratch = Scratch.get();
-        int length = header.renderJson(scratch);
-        out.ensureWritable(RemotingFrame.PREFIX_LENGTH + length);
-        out.writeInt(4 + length + bodyLength);
-        out.writeInt(typeAndLength(type, length));
-        out.writeBytes(scratch.lastOut, 0, length);
-        return RemotingFrame.PREFIX_LENGTH + length;
+        BinaryToJson json = header.renderJson();
+        return writeHead(json.bytes(), json.length(), type, bodyLength, out);
     }
 
     /** A new buffer, exactly sized, holding the frame prefix and the header in {@code type}. */
@@ -91,13 +95,11 @@ public final class HeaderTranscoder {
             header.writeBinary(out);
             return out;
         }
-        Scratch scratch = Scratch.get();
-        int length = header.renderJson(scratch);
-        int prefix = typeAndLength(type, length);
+        BinaryToJson json = header.renderJson();
+        int length = json.length();
+        typeAndLength(type, length); // refuses an oversized header before anything is allocated
         ByteBuf out = alloc.buffer(RemotingFrame.PREFIX_LENGTH + length);
-        out.writeInt(4 + length + bodyLength);
-        out.writeInt(prefix);
-        out.writeBytes(scratch.lastOut, 0, length);
+        writeHead(json.bytes(), length, type, bodyLength, out);
         return out;
     }
 
@@ -116,7 +118,12 @@ public final class HeaderTranscoder {
             }
             throw e;
         }
-        if (bodyLength == 0) {
+        return withBody(alloc, head, body);
+    }
+
+    /** {@code head} followed by {@code body} (may be null or empty); takes ownership of both. */
+    private static ByteBuf withBody(ByteBufAllocator alloc, ByteBuf head, ByteBuf body) {
+        if (body == null || !body.isReadable()) {
             if (body != null) {
                 body.release();
             }
@@ -129,21 +136,66 @@ public final class HeaderTranscoder {
     }
 
     /**
-     * The frame with its header re-encoded in {@code target} and its body kept (not copied). A frame
-     * already in {@code target}, or one whose header cannot be written in it (see
-     * {@link CommandHeader#canEncode}), comes back as it is (a retained duplicate): check the result's
-     * serialize type byte if it matters. {@code frame} is not released.
+     * Whether the frame's header can be written in {@code target}: the binary header holds code and
+     * version in 16 bits, so POP_MESSAGE (200050) and friends stay JSON.
+     */
+    public static boolean canTranscode(RemotingFrame frame, SerializeType target) {
+        return target != SerializeType.ROCKETMQ || frame.encoding() == SerializeType.ROCKETMQ
+            || (frame.code() == (short) frame.code() && frame.version() == (short) frame.version());
+    }
+
+    /**
+     * The frame with its header re-encoded in {@code target} and its body kept (not copied): a new head
+     * buffer, exactly sized, and a retained slice of the body (a two-part composite when there is a
+     * body). A frame already in {@code target}, or one whose header cannot be written in it (see
+     * {@link #canTranscode}), comes back as it is (a retained duplicate): check the result's serialize
+     * type byte if it matters. {@code frame} is not released.
      */
     public static ByteBuf transcode(ByteBufAllocator alloc, RemotingFrame frame, SerializeType target) {
-        if (frame.encoding() == target) {
+        if (frame.encoding() == target || !canTranscode(frame, target)) {
             return frame.content().retainedDuplicate();
+        }
+        ByteBuf head;
+        byte[] bytes = transcodedHeader(frame, target);
+        if (bytes != null) {
+            int length = transcodedLength(target);
+            typeAndLength(target, length); // refuses an oversized header before anything is allocated
+            head = alloc.buffer(RemotingFrame.PREFIX_LENGTH + length);
+            writeHead(bytes, length, target, frame.bodyLength(), head);
+        } else {
+            CommandHeader header = decode(frame, HeaderKind.GENERIC); // the general reader's header
+            try {
+                head = encodeFrameHead(alloc, header, target, frame.bodyLength());
+            } finally {
+                header.release();
+            }
+        }
+        return withBody(alloc, head, frame.retainedBody());
+    }
+
+    /**
+     * Writes the frame prefix and the frame's header re-encoded in {@code target} to {@code out}, for
+     * the frame's own body (which the caller sends after it); returns the bytes written. Throws
+     * {@link IllegalStateException} when the header cannot be written in {@code target}. Neither
+     * {@code frame} nor {@code out} is released.
+     */
+    public static int writeTranscodedHead(RemotingFrame frame, SerializeType target, ByteBuf out) {
+        if (!canTranscode(frame, target)) {
+            throw new IllegalStateException("code " + frame.code() + " / version " + frame.version()
+                + " does not fit the binary header");
+        }
+        if (frame.encoding() == target) {
+            ByteBuf content = frame.content();
+            out.writeBytes(content, content.readerIndex(), RemotingFrame.PREFIX_LENGTH + frame.headerLength());
+            return RemotingFrame.PREFIX_LENGTH + frame.headerLength();
+        }
+        byte[] bytes = transcodedHeader(frame, target);
+        if (bytes != null) {
+            return writeHead(bytes, transcodedLength(target), target, frame.bodyLength(), out);
         }
         CommandHeader header = decode(frame, HeaderKind.GENERIC);
         try {
-            if (!header.canEncode(target)) {
-                return frame.content().retainedDuplicate();
-            }
-            return encodeFrame(alloc, header, target, frame.retainedBody());
+            return writeFrameHead(header, target, frame.bodyLength(), out);
         } finally {
             header.release();
         }
@@ -161,6 +213,41 @@ public final class HeaderTranscoder {
         } finally {
             header.release();
         }
+    }
+
+    /**
+     * The frame's header in {@code target} (the other encoding) in a thread's transcoder array, its
+     * length then given by {@link #transcodedLength}; null when the header needs the general reader.
+     * Throws {@link io.rmqgw.codec.frame.MalformedFrameException} for a binary header whose lengths run
+     * past it.
+     */
+    private static byte[] transcodedHeader(RemotingFrame frame, SerializeType target) {
+        if (target == SerializeType.ROCKETMQ) {
+            JsonToBinary t = HeaderCodec.transcoded(frame);
+            return t == null ? null : t.bytes();
+        }
+        ByteBuf content = frame.content();
+        BinaryToJson json = BinaryToJson.get();
+        if (!json.transcode(content, content.readerIndex() + RemotingFrame.PREFIX_LENGTH, frame.headerLength())) {
+            // the frame decoder checked every length of a binary header: only a frame built past it gets here
+            throw new io.rmqgw.codec.frame.MalformedFrameException(io.rmqgw.codec.frame.MalformedReason.TRUNCATED_BINARY_FIELD,
+                "binary header lengths run past the header");
+        }
+        return json.bytes();
+    }
+
+    private static int transcodedLength(SerializeType target) {
+        return target == SerializeType.ROCKETMQ ? JsonToBinary.get().length() : BinaryToJson.get().length();
+    }
+
+    /** Writes the frame prefix and {@code header[0, length)} in {@code type} to {@code out}; returns the bytes written. */
+    private static int writeHead(byte[] header, int length, SerializeType type, int bodyLength, ByteBuf out) {
+        int prefix = typeAndLength(type, length);
+        out.ensureWritable(RemotingFrame.PREFIX_LENGTH + length);
+        out.writeInt(4 + length + bodyLength);
+        out.writeInt(prefix);
+        out.writeBytes(header, 0, length);
+        return RemotingFrame.PREFIX_LENGTH + length;
     }
 
     private static int typeAndLength(SerializeType type, int headerLength) {

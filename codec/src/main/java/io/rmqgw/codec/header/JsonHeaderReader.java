@@ -8,7 +8,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.MalformedReason;
-import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.json.JsonHeaderStream;
 import java.io.IOException;
 import java.util.Arrays;
@@ -16,6 +15,8 @@ import org.apache.rocketmq.remoting.protocol.LanguageCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
+ * The general JSON reader, for the headers the single-pass {@link io.rmqgw.codec.json.JsonToBinary}
+ * leaves to it (unusual or malformed ones): it reads them or refuses them with a reason.
  * Reads a JSON header with jackson-core's streaming parser straight from the frame's bytes: no
  * String of the header, no tree. The parser is the thread's reused one ({@link JsonHeaderStream}).
  * Names are matched without a lookup where they can be: the top-level fields are tried in the order
@@ -68,43 +69,6 @@ final class JsonHeaderReader {
             throw new MalformedFrameException(MalformedReason.INVALID_JSON, e.getMessage(), e);
         } catch (IllegalStateException e) {
             // jackson's symbol table refuses field names flooding one hash bucket
-            throw new MalformedFrameException(MalformedReason.INVALID_JSON, e.getMessage(), e);
-        } finally {
-            in.release();
-        }
-    }
-
-    /**
-     * Reads only the extFields object at {@code index} of a frame's header (where the envelope found
-     * it: see {@link RemotingFrame#jsonExtFieldsOffset()}); every other field comes from the envelope,
-     * and the rest of the header, already read and checked by it, is not read again.
-     */
-    static CommandHeader readExtFields(RemotingFrame frame, ByteBuf buf, int index, int length, HeaderKind kind,
-                                       ByteBufAllocator alloc) {
-        JsonHeaderStream in = JsonHeaderStream.get();
-        try {
-            JsonParser p = in.begin(buf, index, length);
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                throw malformed("no extFields object where the envelope found it");
-            }
-            CommandHeader h = kind.newHeader();
-            Arrays.fill(h.slots, -1);
-            Scratch scratch = Scratch.get();
-            int n = entries(p, h, kind, scratch, scratch.in(Math.max(256, length + 64)), 0);
-            in.endHere();
-            h.source = SerializeType.JSON;
-            h.code = frame.code();
-            h.language = frame.language().getCode();
-            h.version = frame.version();
-            h.opaque = frame.opaque();
-            h.flag = frame.flag();
-            h.extPresent = true;
-            return withImage(h, scratch.lastIn, n, alloc);
-        } catch (JsonProcessingException e) {
-            throw new MalformedFrameException(MalformedReason.INVALID_JSON, e.getOriginalMessage(), e);
-        } catch (IOException e) {
-            throw new MalformedFrameException(MalformedReason.INVALID_JSON, e.getMessage(), e);
-        } catch (IllegalStateException e) {
             throw new MalformedFrameException(MalformedReason.INVALID_JSON, e.getMessage(), e);
         } finally {
             in.release();

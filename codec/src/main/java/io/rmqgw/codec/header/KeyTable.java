@@ -15,8 +15,11 @@ final class KeyTable {
     private final byte[][] keys;
     /** The keys as jackson matches them byte for byte against the input (null where the slot has no key). */
     private final SerializedString[] serialized;
-    /** Per key length (up to 31), the slots with that length, so a lookup compares a handful at most. */
-    private final int[][] byLength = new int[32][];
+    /** The slot of each one-byte key by its byte, or -1 (SEND_MESSAGE_V2's keys a..n). */
+    private final int[] singleByte = new int[256];
+    /** Open-addressed by (length, first byte, last byte): slot + 1, 0 for free. Byte lookups probe one or two. */
+    private final int[] byBytes;
+    private final int bytesMask;
     /** Open-addressed by String hash: the names (field names from jackson are interned, so usually the same instance) and their slots. */
     private final String[] hashed;
     private final int[] hashedSlots;
@@ -26,25 +29,31 @@ final class KeyTable {
         this.names = names.clone();
         this.keys = new byte[names.length][];
         this.serialized = new SerializedString[names.length];
-        int[] counts = new int[32];
         for (int i = 0; i < names.length; i++) {
             if (names[i] != null) {
                 keys[i] = Ascii.bytes(names[i]);
                 serialized[i] = new SerializedString(names[i]);
-                if (keys[i].length >= 32) {
-                    throw new IllegalArgumentException("key too long for the table: " + names[i]);
-                }
-                counts[keys[i].length]++;
             }
         }
-        for (int len = 0; len < 32; len++) {
-            byLength[len] = new int[counts[len]];
+        Arrays.fill(singleByte, -1);
+        for (int i = names.length - 1; i >= 0; i--) {
+            if (keys[i] != null && keys[i].length == 1) {
+                singleByte[keys[i][0] & 0xFF] = i;
+            }
         }
-        int[] fill = new int[32];
+        int tableSize = 64;
+        while (tableSize < 8 * names.length) {
+            tableSize <<= 1;
+        }
+        byBytes = new int[tableSize];
+        bytesMask = tableSize - 1;
         for (int i = 0; i < names.length; i++) {
-            if (keys[i] != null) {
-                int len = keys[i].length;
-                byLength[len][fill[len]++] = i;
+            if (keys[i] != null && keys[i].length > 0) {
+                int at = bytesHash(keys[i], 0, keys[i].length) & bytesMask;
+                while (byBytes[at] != 0) {
+                    at = (at + 1) & bytesMask;
+                }
+                byBytes[at] = i + 1;
             }
         }
         int size = 8;
@@ -101,17 +110,37 @@ final class KeyTable {
         return names[slot];
     }
 
+    private static int bytesHash(byte[] a, int off, int len) {
+        return len * 31 + a[off] * 7 + a[off + len - 1] * 131;
+    }
+
     /** The slot of the key in {@code a[off, off+len)}, or -1. */
     int find(byte[] a, int off, int len) {
-        if (len >= 32) {
+        if (len == 1) {
+            return singleByte[a[off] & 0xFF];
+        }
+        if (len == 0) {
             return -1;
         }
-        for (int slot : byLength[len]) {
-            if (Arrays.equals(a, off, off + len, keys[slot], 0, len)) {
-                return slot;
+        int at = bytesHash(a, off, len) & bytesMask;
+        int entry;
+        while ((entry = byBytes[at]) != 0) {
+            byte[] key = keys[entry - 1];
+            if (key.length == len && sameBytes(key, a, off)) {
+                return entry - 1;
             }
+            at = (at + 1) & bytesMask;
         }
         return -1;
+    }
+
+    private static boolean sameBytes(byte[] key, byte[] a, int off) {
+        for (int i = 0; i < key.length; i++) {
+            if (key[i] != a[off + i]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The slot of {@code name}, or -1. */

@@ -1,5 +1,6 @@
 package io.rmqgw.codec.header;
 
+import io.netty.util.internal.ObjectPool;
 import io.rmqgw.codec.name.NameCheck;
 import io.rmqgw.codec.name.NameValidator;
 
@@ -26,8 +27,8 @@ public final class PullRequestHeader extends CommandHeader {
     static final int ONEWAY = 17;
     static final int LOGICAL = 18;
 
-    PullRequestHeader() {
-        super(HeaderKind.PULL);
+    PullRequestHeader(ObjectPool.Handle<CommandHeader> handle) {
+        super(HeaderKind.PULL, handle);
     }
 
     public String consumerGroup() {

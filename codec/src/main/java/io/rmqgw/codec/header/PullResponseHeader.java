@@ -1,5 +1,7 @@
 package io.rmqgw.codec.header;
 
+import io.netty.util.internal.ObjectPool;
+
 /** The response header of a pull (PullMessageResponseHeader). */
 public final class PullResponseHeader extends CommandHeader {
 
@@ -12,8 +14,8 @@ public final class PullResponseHeader extends CommandHeader {
     static final int GROUP_SYS_FLAG = 6;
     static final int FORBIDDEN_TYPE = 7;
 
-    PullResponseHeader() {
-        super(HeaderKind.PULL_RESPONSE);
+    PullResponseHeader(ObjectPool.Handle<CommandHeader> handle) {
+        super(HeaderKind.PULL_RESPONSE, handle);
     }
 
     public long suggestWhichBrokerId() {

@@ -20,9 +20,6 @@ final class Scratch {
     };
 
     private byte[] in = new byte[INITIAL];
-    private byte[] out = new byte[INITIAL];
-    /** The array the last render wrote into (may be a one-off larger array). */
-    byte[] lastOut;
     /** The array the last JSON entries read wrote into (may be a one-off larger array). */
     byte[] lastIn;
     /**
@@ -59,17 +56,6 @@ final class Scratch {
             follows[kind.ordinal()] = f;
         }
         return f;
-    }
-
-    byte[] out(int size) {
-        if (out.length >= size) {
-            return out;
-        }
-        byte[] grown = new byte[grow(out.length, size)];
-        if (grown.length <= KEEP_LIMIT) {
-            out = grown;
-        }
-        return grown;
     }
 
     /** Copies {@code a[0, used)} into an array of at least {@code size}, keeping it as "in" when small enough. */

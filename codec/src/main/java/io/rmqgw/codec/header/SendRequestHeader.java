@@ -1,5 +1,6 @@
 package io.rmqgw.codec.header;
 
+import io.netty.util.internal.ObjectPool;
 import io.rmqgw.codec.name.NameCheck;
 import io.rmqgw.codec.name.NameValidator;
 
@@ -30,8 +31,8 @@ public final class SendRequestHeader extends CommandHeader {
     static final int ONEWAY = 17;
     static final int LOGICAL = 18;
 
-    SendRequestHeader(HeaderKind kind) {
-        super(kind);
+    SendRequestHeader(HeaderKind kind, ObjectPool.Handle<CommandHeader> handle) {
+        super(kind, handle);
     }
 
     /** True for the short-name layout (SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE). */

@@ -1,5 +1,7 @@
 package io.rmqgw.codec.header;
 
+import io.netty.util.internal.ObjectPool;
+
 /** The response header of a send (SendMessageResponseHeader). */
 public final class SendResponseHeader extends CommandHeader {
 
@@ -10,8 +12,8 @@ public final class SendResponseHeader extends CommandHeader {
     static final int BATCH_UNIQ_ID = 4;
     static final int RECALL_HANDLE = 5;
 
-    SendResponseHeader() {
-        super(HeaderKind.SEND_RESPONSE);
+    SendResponseHeader(ObjectPool.Handle<CommandHeader> handle) {
+        super(HeaderKind.SEND_RESPONSE, handle);
     }
 
     /** The offsetMsgId (store host + commit log offset, hex): it names the real broker. */

@@ -2,7 +2,6 @@ package io.rmqgw.codec.json;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.base.ParserBase;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.concurrent.FastThreadLocal;
 import java.io.IOException;
@@ -45,7 +44,6 @@ public final class JsonHeaderStream {
     public static final long RENEW_AFTER_BYTES = 1L << 20;
 
     private static final JsonFactory FACTORY = JsonFactory.builder().build();
-    private static final OutputStream DISCARD = OutputStream.nullOutputStream();
 
     private static final FastThreadLocal<JsonHeaderStream> LOCAL = new FastThreadLocal<>() {
         @Override
@@ -126,30 +124,6 @@ public final class JsonHeaderStream {
         return true;
     }
 
-    /**
-     * Call once the root value has been read when the rest of the header is known to be well formed
-     * (its envelope was read): drops the rest unread and keeps the parser for the next header.
-     */
-    public void endHere() throws IOException {
-        parser.releaseBuffered(DISCARD);
-        source.skipRest();
-        clean = true;
-    }
-
-    /**
-     * Where the current token starts, as an offset in the bytes passed to {@link #begin}: valid for a
-     * value token read after a field name (such as the START_OBJECT of an object value); -1 when the
-     * parser cannot tell. jackson's byte parsers count a token's offset after its first byte, which
-     * is what this undoes: callers check the byte found there before relying on it.
-     */
-    public int valueStartInHeader() {
-        if (!(parser instanceof ParserBase p)) {
-            return -1;
-        }
-        long at = p.getTokenCharacterOffset() - 1 - base;
-        return at < 0 || at > Integer.MAX_VALUE - skipped ? -1 : (int) at + skipped;
-    }
-
     /** Ends the use of the parser for this header: keeps it if {@link #end()} found the header clean, else discards it. */
     public void release() {
         source.clear();
@@ -201,10 +175,6 @@ public final class JsonHeaderStream {
         void clear() {
             buf = null;
             pos = end = 0;
-        }
-
-        void skipRest() {
-            pos = end;
         }
 
         /** Whether the bytes the parser has not fetched are all whitespace; drops them. */

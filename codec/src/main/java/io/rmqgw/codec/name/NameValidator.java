@@ -174,6 +174,19 @@ public final class NameValidator {
 
     /** Offset of the first byte not allowed in a name, or -1 (bytes of multi-byte UTF-8 are all illegal). */
     public static int firstIllegal(ByteBuf buf, int index, int length) {
+        if (buf.hasArray()) { // a header image: a plain array loop, no per-byte buffer checks
+            if (index < 0 || length > buf.capacity() - index) {
+                throw new IndexOutOfBoundsException("index " + index + ", length " + length + ", capacity " + buf.capacity());
+            }
+            byte[] a = buf.array();
+            int off = buf.arrayOffset() + index;
+            for (int i = 0; i < length; i++) {
+                if (!isLegal(a[off + i])) {
+                    return i;
+                }
+            }
+            return -1;
+        }
         for (int i = 0; i < length; i++) {
             if (!isLegal(buf.getByte(index + i))) {
                 return i;

@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.header.CommandHeader;
-import io.rmqgw.codec.header.HeaderKind;
 import io.rmqgw.codec.header.HeaderTranscoder;
 import io.rmqgw.metrics.GatewayMetrics;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
@@ -34,17 +33,24 @@ public final class HeaderUpgrade {
             return frame.content();
         }
         try {
-            CommandHeader header = decoded != null ? decoded
-                : HeaderTranscoder.decode(frame, frame.isResponse() ? HeaderKind.GENERIC : HeaderKind.forRequest(frame.code()));
-            try {
-                if (!header.canEncode(target)) {
+            if (decoded == null) {
+                // nothing typed needed: header bytes transcoded in one pass, no header object
+                if (!HeaderTranscoder.canTranscode(frame, target)) {
                     return frame.content().retain();
                 }
-                ByteBuf out = HeaderTranscoder.encodeFrame(alloc, header, target, frame.retainedBody());
+                ByteBuf out = HeaderTranscoder.transcode(alloc, frame, target);
+                metrics.headerConverted(source, target);
+                return out;
+            }
+            try {
+                if (!decoded.canEncode(target)) {
+                    return frame.content().retain();
+                }
+                ByteBuf out = HeaderTranscoder.encodeFrame(alloc, decoded, target, frame.retainedBody());
                 metrics.headerConverted(source, target);
                 return out;
             } finally {
-                header.release();
+                decoded.release();
             }
         } finally {
             frame.release();

@@ -1,0 +1,212 @@
+package io.rmqgw.codec.header;
+
+import static io.rmqgw.codec.header.HeaderFixtures.ALLOC;
+import static io.rmqgw.codec.header.HeaderFixtures.utf8;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.rmqgw.codec.frame.HeaderCodec;
+import io.rmqgw.codec.frame.MalformedFrameException;
+import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.codec.json.JsonToBinary;
+import java.lang.management.ManagementFactory;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The single pass ({@link JsonToBinary}) against the general reader (jackson): what the single pass
+ * takes it must read exactly as the general reader does; what it leaves, the general reader reads or
+ * refuses as before.
+ */
+class SinglePassTest {
+
+    static final String EXT = "\"extFields\":{\"a\":\"g\",\"b\":\"TopicTest\",\"x\":\"é\\u0001\",\"e\":3,\"k\":false,\"q\":null}";
+
+    /** Headers the single pass reads. */
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "{\"code\":310," + EXT + ",\"flag\":0,\"language\":\"JAVA\",\"opaque\":7,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":401}",
+        "{" + EXT + ",\"code\":310,\"language\":\"GO\",\"opaque\":7}",
+        "{\"code\":310,\"language\":\"COBOL\",\"remark\":null,\"w\":\"x\",\"n\":null,\"t\":true,\"f\":-1.5e3," + EXT + "}",
+        " \n{ \"language\" : \"CPP\" , \"code\" : 310 ,\n\t\"extFields\" :\n {\"b\":\"T\"} , \"flag\":2 } \n",
+        "{\"code\":310,\"language\":\"JAVA\",\"extFields\":{}}",
+        "{\"code\":310," + EXT + ",\"language\":\"JAVA\",\"remark\":\"r\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\u20AC\\ud83d\\ude80\"}",
+        "{\"code\":310,\"remark\":\"\",\"language\":\"JAVA\"," + EXT + "}",
+        "{\"code\":310," + EXT + ",\"opaque\":-2147483648,\"flag\":2147483647,\"version\":-0}",
+        "{\"code\":310,\"language\":\"JAVA\"," + EXT + ",\"extFields\":{\"c\":\"d\",\"b\":\"again\"}}",
+        "{\"code\":310,\"language\":\"JAVA\",\"extFields\":null}",
+        "{\"code\":1,\"opaque\":1,\"code\":2,\"remark\":\"a\",\"remark\":null}",
+        "{\"code\":310,\"extFields\":{\"lone\":\"\\ud800x\\udc00\\ud800\",\"\":\"\",\"k\\u0000\":\"raw é ✓ \uD83D\uDE80\"}}",
+        "{\"code\":310,\"extFields\":{\"n\":0,\"m\":-0.0,\"o\":12345678901234567890123,\"p\":1E+2}}",
+    })
+    void readsWhatTheGeneralReaderReads(String json) {
+        assertTrue(JsonToBinary.get().transcode(Unpooled.wrappedBuffer(utf8(json)), 0, utf8(json).length), json);
+        assertSameAsGeneral(json);
+    }
+
+    /** Headers left to the general reader, which reads them as before. */
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "\uFEFF{\"code\":310,\"language\":\"JAVA\"," + EXT + "}",
+        "{\"code\":310,\"w\":[{\"extFields\":{\"z\":\"1\"}}]," + EXT + "}",
+        "{\"code\":310,\"language\":\"JAV\\u0041\"}",
+        "{\"code\":310,\"language\":null}",
+        "{\"code\":310,\"remark\":12}",
+        "{\"\\u0063ode\":310}",
+        "{\"code\":310,\"c\\u006fde\":311}",
+    })
+    void leavesTheUnusualToTheGeneralReader(String json) {
+        assertTrue(!JsonToBinary.get().transcode(Unpooled.wrappedBuffer(utf8(json)), 0, utf8(json).length), json);
+        assertSameAsGeneral(json);
+    }
+
+    /** Malformed headers: the single pass declines, the general reader refuses them with its reason. */
+    @ParameterizedTest
+    @ValueSource(strings = {"{\"code\":310,\"extFields\":{\"a\":{\"b\":\"c\"}}}", "{\"code\":310,\"extFields\":{\"b\":\"T\",\"i\":[1]}}",
+        "{\"code\":310,\"extFields\":{\"k\":\"v\",\"LONG_KEY\":\"v\"}}", "{\"code\":310,\"extFields\":{\"a\":\"\u0001\"}}",
+        "{\"code\":310,\"extFields\":{\"a\":01}}", "{\"code\":310,\"extFields\":{\"a\":\"b\",}}", "{\"code\":310,}",
+        "{\"code\":3100000000}", "{\"code\":310,\"extFields\":{\"a\":tru}}", "{\"code\":310} x", "{\"opaque\":1}"})
+    void malformedIsRefusedByTheGeneralReader(String template) {
+        String json = template.replace("LONG_KEY", "y".repeat(40_000));
+        assertTrue(!JsonToBinary.get().transcode(Unpooled.wrappedBuffer(utf8(json)), 0, utf8(json).length), json);
+        MalformedFrameException general = assertThrows(MalformedFrameException.class,
+            () -> JsonHeaderReader.read(Unpooled.wrappedBuffer(utf8(json)), HeaderKind.SEND_V2, ALLOC));
+        MalformedFrameException decoded = assertThrows(MalformedFrameException.class,
+            () -> HeaderTranscoder.decode(SerializeType.JSON, Unpooled.wrappedBuffer(utf8(json)), HeaderKind.SEND_V2, ALLOC));
+        assertEquals(general.getMessage(), decoded.getMessage());
+        HeaderReaderTest.assertValidStillDecodes();
+    }
+
+    @Test
+    void invalidUtf8IsLeftToTheGeneralReader() {
+        byte[][] bad = {
+            {(byte) 0xC3, 0x28}, {(byte) 0xC0, (byte) 0x80}, {(byte) 0xED, (byte) 0xA0, (byte) 0x80},
+            {(byte) 0xF4, (byte) 0x90, (byte) 0x80, (byte) 0x80}, {(byte) 0xFF}, {(byte) 0xE2, (byte) 0x82},
+        };
+        for (byte[] value : bad) {
+            ByteBuf json = Unpooled.buffer().writeBytes(utf8("{\"code\":1,\"extFields\":{\"k\":\"")).writeBytes(value)
+                .writeBytes(utf8("\"}}"));
+            assertTrue(!JsonToBinary.get().transcode(json, 0, json.readableBytes()));
+        }
+    }
+
+    /** A decode right after the frame decoder's read uses its result; a later one reads the frame again. */
+    @Test
+    void theFrameDecodersResultIsReusedOnlyForItsFrame() {
+        RemotingFrame first = HeaderFixtures.frame(HeaderFixtures.sendV2Request(), SerializeType.JSON);
+        RemotingFrame second = HeaderFixtures.frame(HeaderFixtures.request(org.apache.rocketmq.remoting.protocol.RequestCode.PULL_MESSAGE, HeaderFixtures.pull()), SerializeType.JSON);
+        try {
+            assertTrue(JsonToBinary.get().holds(second));
+            JsonToBinary t = HeaderCodec.transcoded(first); // read again: the thread's result is the second frame's
+            assertEquals(first.code(), t.code());
+            assertTrue(t.holds(first));
+            CommandHeader a = HeaderTranscoder.decodeRequest(second);
+            CommandHeader b = HeaderTranscoder.decodeRequest(first);
+            try {
+                assertEquals(second.opaque(), a.opaque());
+                assertEquals(first.opaque(), b.opaque());
+                assertEquals("TopicTest", ((PullRequestHeader) a).topic());
+            } finally {
+                a.release();
+                b.release();
+            }
+        } finally {
+            first.release();
+            second.release();
+        }
+    }
+
+    /** A send frame read, its names checked and its binary head written: the frame object, nothing else. */
+    @Test
+    void aSendFrameToBinaryAllocatesOnlyTheFrame() {
+        byte[] wire = HeaderFixtures.frameBytes(HeaderFixtures.sendV2Request(), SerializeType.JSON);
+        // the leak detector (PARANOID in tests) records every buffer: off for this measurement only
+        io.netty.util.ResourceLeakDetector.Level level = io.netty.util.ResourceLeakDetector.getLevel();
+        io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.DISABLED);
+        ByteBuf in = ALLOC.directBuffer(wire.length).writeBytes(wire);
+        ByteBuf out = ALLOC.directBuffer(1024);
+        try {
+            com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+            long id = Thread.currentThread().getId();
+            int rounds = 20_000;
+            double perFrame = 0;
+            for (int round = 0; round < 2; round++) { // the first round warms up
+                long before = mx.getThreadAllocatedBytes(id);
+                for (int i = 0; i < rounds; i++) {
+                    RemotingFrame frame = io.rmqgw.codec.frame.FrameDecoder.parse(in.retainedDuplicate());
+                    SendRequestHeader h = (SendRequestHeader) HeaderTranscoder.decodeRequest(frame);
+                    assertEquals(io.rmqgw.codec.name.NameCheck.VALID, h.checkTopic(io.rmqgw.codec.name.NameValidator.DEFAULT));
+                    assertEquals(io.rmqgw.codec.name.NameCheck.VALID, h.checkGroup(io.rmqgw.codec.name.NameValidator.DEFAULT));
+                    out.clear();
+                    HeaderTranscoder.writeFrameHead(h, SerializeType.ROCKETMQ, frame.bodyLength(), out);
+                    h.release();
+                    frame.release();
+                }
+                perFrame = (mx.getThreadAllocatedBytes(id) - before) / (double) rounds;
+            }
+            // the RemotingFrame is 48 bytes; headers and buffers are recycled
+            assertTrue(perFrame <= 64, perFrame + " bytes per frame");
+        } finally {
+            in.release();
+            out.release();
+            io.netty.util.ResourceLeakDetector.setLevel(level);
+        }
+    }
+
+    static void assertSameAsGeneral(String json) {
+        for (HeaderKind kind : HeaderKind.values()) {
+            CommandHeader general = JsonHeaderReader.read(Unpooled.wrappedBuffer(utf8(json)), kind, ALLOC);
+            CommandHeader decoded = HeaderTranscoder.decode(SerializeType.JSON, Unpooled.wrappedBuffer(utf8(json)), kind, ALLOC);
+            try {
+                HeaderRoundTripProperties.assertSameHeader(general, decoded);
+                for (int slot = 0; slot < general.slots.length; slot++) {
+                    assertEquals(general.string(slot), decoded.string(slot), kind + " slot " + slot);
+                }
+                assertArrayEquals(encoded(general, SerializeType.ROCKETMQ), encoded(decoded, SerializeType.ROCKETMQ), json);
+                assertArrayEquals(encoded(general, SerializeType.JSON), encoded(decoded, SerializeType.JSON), json);
+            } finally {
+                general.release();
+                decoded.release();
+            }
+        }
+        // the frame path: envelope as the general reader's, and the frame's own transcoding
+        RemotingFrame frame = HeaderFixtures.frame(HeaderFixtures.rawFrame(SerializeType.JSON, utf8(json), utf8("body")));
+        try {
+            CommandHeader general = JsonHeaderReader.read(Unpooled.wrappedBuffer(utf8(json)), HeaderKind.GENERIC, ALLOC);
+            try {
+                assertEquals(general.code(), frame.code());
+                assertEquals(general.opaque(), frame.opaque());
+                if (HeaderTranscoder.canTranscode(frame, SerializeType.ROCKETMQ)) {
+                    ByteBuf viaFrame = HeaderTranscoder.transcode(ALLOC, frame, SerializeType.ROCKETMQ);
+                    ByteBuf head = HeaderTranscoder.encodeFrameHead(ALLOC, general, SerializeType.ROCKETMQ, 4);
+                    try {
+                        assertEquals(head, viaFrame.slice(0, head.readableBytes()));
+                    } finally {
+                        viaFrame.release();
+                        head.release();
+                    }
+                }
+            } finally {
+                general.release();
+            }
+        } finally {
+            frame.release();
+        }
+    }
+
+    static byte[] encoded(CommandHeader h, SerializeType type) {
+        ByteBuf out = ALLOC.heapBuffer();
+        try {
+            h.encode(type, out);
+            return HeaderFixtures.bytes(out);
+        } finally {
+            out.release();
+        }
+    }
+}
