@@ -4,7 +4,8 @@ import io.netty.buffer.ByteBuf;
 
 /**
  * Byte-level helpers for the header codecs: UTF-8 encoding of char runs into a byte array, decimal
- * numbers written and parsed without Strings, and JSON string escaping. Nothing here allocates.
+ * numbers written and parsed without Strings, and JSON string escaping. Nothing here allocates (but
+ * the escaping of malformed UTF-8, which is rare).
  */
 final class Ascii {
 
@@ -175,29 +176,30 @@ final class Ascii {
             && (buf.getByte(index + 3) | 0x20) == 'e';
     }
 
-    /** Bytes that {@code src[off, off+len)} takes as the inside of a JSON string. */
-    static int jsonEscapedLength(byte[] src, int off, int len) {
-        int n = len;
-        for (int i = off, end = off + len; i < end; i++) {
-            int b = src[i];
-            if (b >= 0) {
-                byte e = JSON_ESCAPE[b];
-                if (e != 0) {
-                    n += e == 'u' ? 5 : 1;
-                }
-            }
-        }
-        return n;
-    }
-
     /**
      * Writes UTF-8 bytes as the inside of a JSON string: quote, backslash and control characters
      * escaped, everything else (multi-byte sequences included) copied. Returns the position after it.
+     * Bytes that are not well-formed UTF-8 are written as the JDK decodes them, each malformed sequence
+     * a U+FFFD, which is what rocketmq-remoting makes of them (it reads binary header fields into
+     * Strings): copied as they are, they would make the JSON unreadable. At most 6 bytes per input byte.
      */
     static int putJsonEscaped(byte[] dst, int pos, byte[] src, int off, int len) {
-        for (int i = off, end = off + len; i < end; i++) {
+        int start = pos;
+        for (int i = off, end = off + len; i < end; ) {
             byte b = src[i];
-            byte e = b >= 0 ? JSON_ESCAPE[b] : 0;
+            if (b < 0) {
+                int n = utf8SequenceLength(src, i, end);
+                if (n < 0) {
+                    byte[] decoded = new String(src, off, len, java.nio.charset.StandardCharsets.UTF_8)
+                        .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                    return putJsonEscaped(dst, start, decoded, 0, decoded.length);
+                }
+                System.arraycopy(src, i, dst, pos, n);
+                pos += n;
+                i += n;
+                continue;
+            }
+            byte e = JSON_ESCAPE[b];
             if (e == 0) {
                 dst[pos++] = b;
             } else if (e == 'u') {
@@ -211,8 +213,52 @@ final class Ascii {
                 dst[pos++] = '\\';
                 dst[pos++] = e;
             }
+            i++;
         }
         return pos;
+    }
+
+    /**
+     * Length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, nothing past
+     * U+10FFFF) whose lead byte, not ASCII, is at {@code src[i]}; -1 when it is malformed or cut short.
+     */
+    static int utf8SequenceLength(byte[] src, int i, int end) {
+        int lead = src[i] & 0xFF;
+        int n;
+        int min = 0x80;
+        int max = 0xBF;
+        if (lead >= 0xC2 && lead <= 0xDF) {
+            n = 2;
+        } else if (lead >= 0xE0 && lead <= 0xEF) {
+            n = 3;
+            if (lead == 0xE0) {
+                min = 0xA0;
+            } else if (lead == 0xED) {
+                max = 0x9F;
+            }
+        } else if (lead >= 0xF0 && lead <= 0xF4) {
+            n = 4;
+            if (lead == 0xF0) {
+                min = 0x90;
+            } else if (lead == 0xF4) {
+                max = 0x8F;
+            }
+        } else {
+            return -1;
+        }
+        if (end - i < n) {
+            return -1;
+        }
+        int second = src[i + 1] & 0xFF;
+        if (second < min || second > max) {
+            return -1;
+        }
+        for (int k = 2; k < n; k++) {
+            if ((src[i + k] & 0xC0) != 0x80) {
+                return -1;
+            }
+        }
+        return n;
     }
 
     /** Writes an ASCII constant; returns the position after it. */
