@@ -234,7 +234,8 @@ public final class BrokerAddressRewriter {
             char c = s.charAt(i);
             if (c == '"' || c == '\\') {
                 sb.append('\\').append(c);
-            } else if (c < 0x20) {
+            } else if (c < 0x20 || Character.isSurrogate(c)) {
+                // surrogates escaped: an unpaired one would otherwise be written as '?' by getBytes
                 sb.append(String.format("\\u%04x", (int) c));
             } else {
                 sb.append(c);
