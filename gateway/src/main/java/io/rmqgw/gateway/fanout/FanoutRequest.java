@@ -23,7 +23,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -103,6 +102,10 @@ final class FanoutRequest {
     private final GatewayMetrics metrics;
     private final long deadline;
     private final Map<String, Throwable> refreshFailures = new HashMap<>();
+    /** Destinations whose names passed, checked for a route once the refreshes are back. */
+    private final List<String> checkRoute = new ArrayList<>();
+    private final List<String> problems = new ArrayList<>();
+    private int problemCode;
     private final List<Part> parts = new ArrayList<>();
     private final List<List<Slot>> slots = new ArrayList<>();
     private int refreshing;
@@ -127,31 +130,22 @@ final class FanoutRequest {
 
     void start() {
         NameValidator names = session.edge().names() != null ? session.edge().names() : NameValidator.DEFAULT;
-        List<String> problems = new ArrayList<>();
-        int code = 0;
         List<String> refresh = new ArrayList<>();
         for (String topic : in.topics()) {
             NameCheck check = names.checkSendTopic(topic);
-            String problem = null;
-            int problemCode = ResponseCode.INVALID_PARAMETER;
             if (!check.isValid()) {
-                problem = "destination " + names.topicRemark(check, topic);
-                problemCode = NameValidator.responseCode(check, session.edge().legacyBrokers());
+                problem(NameValidator.responseCode(check, session.edge().legacyBrokers()),
+                    "destination " + names.topicRemark(check, topic));
             } else if (topic.startsWith(NameValidator.RETRY_PREFIX) || topic.startsWith(NameValidator.DLQ_PREFIX)) {
-                problem = "destination " + topic + " is a retry or dead-letter topic";
+                problem(ResponseCode.INVALID_PARAMETER, "destination " + topic + " is a retry or dead-letter topic");
             } else if (topic.equals(settings.topic())) {
-                problem = "destination " + topic + " is the fan-out topic itself";
-            } else if (stale(topic)) {
-                refresh.add(topic);
+                problem(ResponseCode.INVALID_PARAMETER, "destination " + topic + " is the fan-out topic itself");
+            } else {
+                checkRoute.add(topic);
+                if (stale(topic)) {
+                    refresh.add(topic);
+                }
             }
-            if (problem != null) {
-                problems.add(problem);
-                code = code == 0 ? problemCode : code;
-            }
-        }
-        if (!problems.isEmpty()) {
-            refuse(code, problems);
-            return;
         }
         refreshing = refresh.size();
         if (refreshing == 0) {
@@ -170,35 +164,35 @@ final class FanoutRequest {
         }
     }
 
+    /** A reason to refuse the request; the first one's code is the answer's. */
+    private void problem(int code, String remark) {
+        problemCode = problems.isEmpty() ? code : problemCode;
+        problems.add(remark);
+    }
+
     private boolean stale(String topic) {
         return view.route(topic).map(r -> r.learnedAt().isBefore(Instant.now().minus(ROUTE_MAX_AGE))).orElse(true)
             || view.writableQueues(topic).isEmpty();
     }
 
     private void routesKnown() {
-        List<String> problems = new ArrayList<>();
-        int code = 0;
-        for (String topic : in.topics()) {
-            String problem = null;
-            int problemCode = 0;
+        for (String topic : checkRoute) {
             Throwable failure = refreshFailures.get(topic);
             if (!view.knowsTopic(topic)) {
-                problem = failure != null
-                    ? "the route of destination " + topic + " is unknown: " + failure.getMessage()
-                    : "destination " + topic + " has no route (the name server does not know the topic)";
-                problemCode = failure != null ? RemotingSysResponseCode.SYSTEM_ERROR : ResponseCode.TOPIC_NOT_EXIST;
+                if (failure != null) {
+                    problem(RemotingSysResponseCode.SYSTEM_ERROR, "the route of destination " + topic + " is unknown: "
+                        + failure.getMessage());
+                } else {
+                    problem(ResponseCode.TOPIC_NOT_EXIST, "destination " + topic
+                        + " has no route (the name server does not know the topic)");
+                }
             } else if (view.writableQueues(topic).isEmpty()) {
-                problem = "destination " + topic + " has no writable queue (perm " + view.queues(topic).stream()
-                    .map(q -> q.brokerName() + ":" + q.perm()).toList() + ")";
-                problemCode = ResponseCode.NO_PERMISSION;
-            }
-            if (problem != null) {
-                problems.add(problem);
-                code = code == 0 ? problemCode : code;
+                problem(ResponseCode.NO_PERMISSION, "destination " + topic + " has no writable queue (perm "
+                    + view.queues(topic).stream().map(q -> q.brokerName() + ":" + q.perm()).toList() + ")");
             }
         }
         if (!problems.isEmpty()) {
-            refuse(code, problems);
+            refuse();
             return;
         }
         plan();
@@ -421,11 +415,11 @@ final class FanoutRequest {
         answer(RemotingHeader.response(opaque, code, remark));
     }
 
-    private void refuse(int code, List<String> problems) {
+    private void refuse() {
         in.stripped().release();
         metrics.fanoutRequest("refused", 0);
-        answer(RemotingHeader.response(opaque, code, "fan-out refused, nothing was sent: "
-            + String.join("; ", new LinkedHashSet<>(problems))));
+        answer(RemotingHeader.response(opaque, problemCode, "fan-out refused, nothing was sent: "
+            + String.join("; ", problems)));
     }
 
     private void answer(RemotingHeader header) {
