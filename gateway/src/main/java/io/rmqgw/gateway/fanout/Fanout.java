@@ -12,6 +12,7 @@ import io.rmqgw.gateway.upstream.UpstreamPool;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,6 +38,8 @@ public final class Fanout {
     private final RouteQueries routes;
     private final StoreHostMapper storeHosts;
     private final UpstreamRole role;
+    /** The round robin over a topic's queues for messages without a sharding key, across requests. */
+    private final AtomicInteger roundRobin = new AtomicInteger();
 
     public Fanout(FanoutConfig settings, BrokerListeners brokers, RelayContext context, UpstreamPool pool,
                   RouteQueries routes, StoreHostMapper storeHosts) {
@@ -112,6 +115,10 @@ public final class Fanout {
                     failure.getMessage());
             }
         });
+    }
+
+    int nextRoundRobin() {
+        return roundRobin.getAndIncrement();
     }
 
     RelayContext context() {

@@ -26,7 +26,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
@@ -55,8 +54,6 @@ final class FanoutRequest {
     /** A route older than this is asked again before messages go to it (clients poll every 30 s too). */
     static final Duration ROUTE_MAX_AGE = Duration.ofSeconds(30);
     private static final String DEFAULT_TOPIC = "TBW102";
-    /** The global round robin over queues for messages without a sharding key. */
-    private static final AtomicInteger ROUND_ROBIN = new AtomicInteger();
 
     /** Messages of one request bound for one queue. */
     private static final class Part {
@@ -216,7 +213,7 @@ final class FanoutRequest {
                 QueueRef queue = sharded
                     ? writable.get(Math.floorMod(m.shardingKey().hashCode(), writable.size()))
                     : roundRobin.computeIfAbsent(topic,
-                        t -> writable.get(Math.floorMod(ROUND_ROBIN.getAndIncrement(), writable.size())));
+                        t -> writable.get(Math.floorMod(fanout.nextRoundRobin(), writable.size())));
                 Part part = byQueue.computeIfAbsent(List.of(topic, queue, sharded), k -> new Part(topic, queue, sharded));
                 copies.add(new Slot(part, part.messages.size()));
                 part.messages.add(m);
