@@ -28,6 +28,7 @@ to --out (default: a new directory under /tmp); the broker's store is removed at
 
 import argparse
 import atexit
+import glob
 import json
 import os
 import re
@@ -50,13 +51,16 @@ NAMESRV_PORT = 19876
 BROKER_PORT = 10911
 PROXY_PORT = 18080
 PROXY_GRPC_PORT = 18081
-GATEWAY = {"rocketmq": (29876, "21000-21099", 29877), "preserve": (39876, "22000-22099", 39877)}
+GATEWAY = {"rocketmq": (29876, "21000-21099", 29877), "preserve": (39876, "22000-22099", 39877),
+           "baseline": (49876, "23000-23099", 49877)}
 
 DIRECT = f"{LOOPBACK}:{NAMESRV_PORT}"
 GW = f"{LOOPBACK}:{GATEWAY['rocketmq'][0]}"
 GW_PRESERVE = f"{LOOPBACK}:{GATEWAY['preserve'][0]}"
 PROXY = f"{LOOPBACK}:{PROXY_PORT}"
-TARGETS = {"direct": DIRECT, "gateway": GW, "proxy": PROXY}
+GW_BASE = f"{LOOPBACK}:{GATEWAY['baseline'][0]}"
+# "baseline": a second rmqgw build (--baseline-home) beside the one under test, same settings
+TARGETS = {"direct": DIRECT, "gateway": GW, "proxy": PROXY, "baseline": GW_BASE}
 
 QUEUES = 8
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -336,16 +340,19 @@ class Bench:
         self.services["proxy"] = proxy
 
     def start_gateway(self, encoding):
+        """The gateway under test with {encoding} headers upstream; "baseline": the --baseline-home build (rocketmq)."""
         listen, ports, admin = GATEWAY[encoding]
+        home = self.a.baseline_home if encoding == "baseline" else self.a.rmqgw_home
+        header_encoding = "rocketmq" if encoding == "baseline" else encoding
         conf = os.path.join(self.work, f"gateway-{encoding}.yaml")
         with open(conf, "w") as f:
             f.write(f"listen: {LOOPBACK}:{listen}\nbroker-ports: {ports}\n"
-                    f"upstream:\n  namesrv: {DIRECT}\n  header-encoding: {encoding}\n"
+                    f"upstream:\n  namesrv: {DIRECT}\n  header-encoding: {header_encoding}\n"
                     f"embedded:\n  enabled: false\n"
                     f"admin:\n  enabled: true\n  listen: {LOOPBACK}:{admin}\n")
         env = dict(self.env, JAVA_OPTS=f"-Xms256m -Xmx256m -XX:+UseG1GC {self.a.gateway_java_opts}".strip())
-        name = "gateway" if encoding == "rocketmq" else f"gateway-{encoding}"
-        gw = Service(name, [os.path.join(self.a.rmqgw_home, "bin", "rmqgw"), "start", "-c", conf], env,
+        name = {"rocketmq": "gateway", "baseline": "gateway-base"}.get(encoding, f"gateway-{encoding}")
+        gw = Service(name, [os.path.join(home, "bin", "rmqgw"), "start", "-c", conf], env,
                      os.path.join(self.out, f"{name}.log"),
                      lambda s: http_ok(f"http://{LOOPBACK}:{admin}/health/ready"), 60, self.a.max_runtime).start()
         gw.admin = f"http://{LOOPBACK}:{admin}"
@@ -956,13 +963,13 @@ def summarize(results, a):
             "errors": sum(x["errors"] for x in b),
             "otherCpuPct": med([100.0 * r["otherCpuSeconds"] / max(1e-9, r["wall"]) for r in rs]),
             "cpuUsPerMsg": {k: med([r.get("cpuUsPerMsg", {}).get(k) for r in rs])
-                            for k in ("broker", "gateway", "proxy", "loadgen", "gateway-preserve")},
+                            for k in ("broker", "gateway", "proxy", "loadgen", "gateway-preserve", "gateway-base")},
             "sysShare": {k: med([r["cpuSystemSeconds"][k] / r["cpuSeconds"][k] for r in rs
                                  if r.get("cpuSystemSeconds", {}).get(k) is not None and r["cpuSeconds"].get(k)])
                          for k in ("broker", "gateway", "proxy")},
         }
     lines = []
-    three = [wl for wl in WORKLOADS if any((wl, t) in agg for t in TARGETS)]
+    three = [wl for wl in WORKLOADS if any((wl, t) in agg for t in ("direct", "gateway", "proxy"))]
     if three:
         lines.append("| workload | direct TPS | gateway TPS | proxy TPS | gw/direct TPS | gw/proxy TPS "
                      "| direct p99 ms | gateway p99 ms | proxy p99 ms | gw/direct p99 | gw/proxy p99 | errors d/g/p |")
@@ -1022,6 +1029,31 @@ def summarize(results, a):
                 x = agg.get((wl, t))
                 if x:
                     lines.append(f"- {wl} {t}: TPS {x['tpsAll']}; p99 {[round(v / 1000, 2) for v in x['p99All']]}")
+    two = [wl for wl in WORKLOADS if (wl, "gateway") in agg and (wl, "baseline") in agg]
+    if two:
+        lines.append("")
+        lines.append(f"Two builds side by side: gateway = {a.build}, baseline = {a.baseline_build}")
+        lines.append("")
+        lines.append("| workload | gateway TPS | baseline TPS | gw/base TPS | p50 ms gw/base | gw/base p50 "
+                     "| p99 ms gw/base | gw/base p99 | gateway CPU us/msg gw/base | gw/base CPU | errors gw/base "
+                     "| runs TPS gw / base |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+        for wl in two:
+            g, bs = agg[(wl, "gateway")], agg[(wl, "baseline")]
+            lat = WORKLOADS[wl]["mode"] != "consume"
+            cg, cb = g["cpuUsPerMsg"]["gateway"], bs["cpuUsPerMsg"]["gateway-base"]
+
+            def pair(x, y, kind):
+                return f"{fmt(x, kind)}/{fmt(y, kind)}" if lat or kind != "ms" else "-"
+
+            def ratio(x, y):
+                return fmt(x / y if x is not None and y else None, "ratio")
+
+            lines.append(f"| {wl} | {fmt(g['tps'], 'tps')} | {fmt(bs['tps'], 'tps')} | {ratio(g['tps'], bs['tps'])} "
+                         f"| {pair(g['p50'], bs['p50'], 'ms')} | {ratio(g['p50'], bs['p50']) if lat else '-'} "
+                         f"| {pair(g['p99'], bs['p99'], 'ms')} | {ratio(g['p99'], bs['p99']) if lat else '-'} "
+                         f"| {'-' if cg is None else f'{cg:.1f}'}/{'-' if cb is None else f'{cb:.1f}'} | {ratio(cg, cb)} "
+                         f"| {g['errors']}/{bs['errors']} | {g['tpsAll']} / {bs['tpsAll']} |")
     be = [t for t in ("gw-rocketmq", "gw-preserve", "direct-json") if ("broker-effect", t) in agg]
     if be:
         lines.append("")
@@ -1239,6 +1271,9 @@ def main():
     p.add_argument("--max-runtime", type=seconds, default=3 * 3600.0,
                    help="hard limit: every process started is killed after this (default 3h)")
     p.add_argument("--rmqgw-home", default=ROOT, help=argparse.SUPPRESS)
+    p.add_argument("--baseline-home", default=None,
+                   help="another rmqgw checkout, built (mvn install -DskipTests): target 'baseline' runs it beside"
+                        " this one, same settings, in the same rounds")
     a = p.parse_args()
     a.workloads = [w.strip() for w in a.workloads.split(",") if w.strip()]
     for w in a.workloads:
@@ -1250,6 +1285,14 @@ def main():
             p.error(f"unknown target {t}")
     if a.rounds < 1:
         p.error("--rounds must be at least 1")
+    if ("baseline" in a.targets) != bool(a.baseline_home):
+        p.error("target 'baseline' and --baseline-home go together")
+    if a.baseline_home:
+        a.baseline_home = os.path.abspath(a.baseline_home)
+        if not glob.glob(os.path.join(a.baseline_home, "cli", "target", "rmqgw-cli-*.jar")):
+            p.error(f"--baseline-home {a.baseline_home} is not built: (cd {a.baseline_home} && mvn -q -B install -DskipTests)")
+    a.build = describe_build(a.rmqgw_home)
+    a.baseline_build = describe_build(a.baseline_home) if a.baseline_home else None
     a.out = os.path.abspath(a.out or tempfile.mkdtemp(prefix="rmqgw-compare-"))
     os.makedirs(a.out, exist_ok=True)
 
@@ -1262,7 +1305,8 @@ def main():
 
     info = machine()
     info["args"] = {k: v for k, v in vars(a).items()}
-    info["rmqgwBuild"] = describe_build(a.rmqgw_home)
+    info["rmqgwBuild"] = a.build
+    info["baselineBuild"] = a.baseline_build
     info["networkNamespace"] = bool(os.environ.get("RMQGW_BENCH_IN_NETNS"))
     log(f"output: {a.out}")
     log(f"machine: {info.get('nproc')} x {info.get('cpu')}, {info.get('java')}, load {info.get('loadavgStart')}")
@@ -1274,6 +1318,8 @@ def main():
         effect = a.only in (None, "broker-effect")
         if three and "gateway" in a.targets or effect:
             b.start_gateway("rocketmq")
+        if three and "baseline" in a.targets:
+            b.start_gateway("baseline")
         if three and "proxy" in a.targets:
             b.start_proxy()
         if three or effect:

@@ -92,6 +92,7 @@ public final class Gateway implements AutoCloseable {
             RelayContext context = new RelayContext(transport, dialers.apply(Dialer.tcp(transport)), metrics,
                 config.maxFrameLength(), UpstreamSettings.of(config.upstream()));
             context.edge(EdgeSettings.of(config));
+            context.downstream(config.downstream());
             BrokerListeners brokers = new BrokerListeners(context, config.listen().host(), config.advertiseHost(),
                 new BrokerPortMap(config.brokerPorts().from(), config.brokerPorts().to()));
             List<String> namesrvList = config.upstream().namesrv().stream().map(HostPort::toString).toList();
@@ -183,7 +184,8 @@ public final class Gateway implements AutoCloseable {
         if (!current.names().equals(next.names()) || !current.downstream().equals(next.downstream())
             || current.upstream().headerEncoding() != next.upstream().headerEncoding()) {
             context.edge(EdgeSettings.of(next));
-            applied.add("names, header encodings");
+            context.downstream(next.downstream());
+            applied.add("names, header encodings, downstream");
         }
         if (!current.admin().topicLabels().equals(next.admin().topicLabels())
             || !current.admin().topicLabelLimit().equals(next.admin().topicLabelLimit())) {

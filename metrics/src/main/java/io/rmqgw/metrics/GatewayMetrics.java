@@ -58,7 +58,13 @@ public final class GatewayMetrics implements AutoCloseable {
         /** A oneway request arrived while no upstream could be reached: it has no answer to carry the failure. */
         ONEWAY_WITHOUT_UPSTREAM,
         /** An unexpected exception in the gateway's handling of the connection. */
-        INTERNAL_ERROR;
+        INTERNAL_ERROR,
+        /** No traffic either way for {@code downstream.idle-timeout} and nothing in flight. */
+        IDLE,
+        /** A frame began to arrive and did not complete within {@code downstream.frame-timeout} (slowloris). */
+        FRAME_TIMEOUT,
+        /** Refused at accept: {@code downstream.max-connections} or {@code max-connections-per-address} reached. */
+        CONNECTION_LIMIT;
 
         private final String label = name().toLowerCase(Locale.ROOT);
 

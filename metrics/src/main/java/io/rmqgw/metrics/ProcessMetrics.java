@@ -39,7 +39,8 @@ public final class ProcessMetrics implements MeterBinder {
 
     @Override
     public void bindTo(MeterRegistry registry) {
-        FunctionCounter.builder("process.cpu", this, ProcessMetrics::cpuSeconds)
+        // meters hold their object weakly: gauges say strongReference, this counter's function captures this
+        FunctionCounter.builder("process.cpu", this, self -> cpuSeconds())
             .description("User and system CPU time spent by the process")
             .baseUnit("seconds")
             .register(registry);
@@ -47,25 +48,30 @@ public final class ProcessMetrics implements MeterBinder {
         TimeGauge.builder("process.start.time", ManagementFactory.getRuntimeMXBean(), TimeUnit.MILLISECONDS,
                 r -> r.getStartTime())
             .description("Start time of the process since the Unix epoch")
+            .strongReference(true)
             .register(registry);
         if (Files.isReadable(procSelf.resolve("status"))) {
             Gauge.builder("process.resident.memory", this, m -> m.statusKib("VmRSS:") * 1024)
                 .description("Resident memory size (VmRSS of /proc/self/status)")
                 .baseUnit("bytes")
+                .strongReference(true)
                 .register(registry);
             Gauge.builder("process.virtual.memory", this, m -> m.statusKib("VmSize:") * 1024)
                 .description("Virtual memory size (VmSize of /proc/self/status)")
                 .baseUnit("bytes")
+                .strongReference(true)
                 .register(registry);
         }
         if (Files.isDirectory(procSelf.resolve("fd"))) {
             Gauge.builder("process.open.fds", this, ProcessMetrics::openFds)
                 .description("Open file descriptors (entries of /proc/self/fd)")
+                .strongReference(true)
                 .register(registry);
         }
         if (Files.isReadable(procSelf.resolve("limits"))) {
             Gauge.builder("process.max.fds", this, ProcessMetrics::maxFds)
                 .description("Limit on open file descriptors (soft 'Max open files' of /proc/self/limits)")
+                .strongReference(true)
                 .register(registry);
         }
     }

@@ -8,6 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.rmqgw.codec.frame.MalformedReason;
+import io.rmqgw.codec.name.NameCheck;
+import io.rmqgw.metrics.GatewayMetrics.CloseReason;
 import io.rmqgw.metrics.GatewayMetrics.UpstreamFailure;
 import java.util.Arrays;
 import java.util.List;
@@ -82,6 +85,93 @@ class GatewayMetricsExportTest {
         assertEquals(1, sample(s, "rmqgw_request_gateway_duration_seconds_count{code=\"other\"}"));
         assertFalse(s.contains("rmqgw_request_upstream_duration_seconds_count{code=\"other\"}"), s);
         assertTrue(s.contains("# TYPE rmqgw_request_gateway_duration_seconds histogram"), s);
+    }
+
+    @Test
+    void histogramsHaveTheDocumentedBucketsPerCodeOnly() {
+        int[] codes = {RequestCode.SEND_MESSAGE_V2, RequestCode.PULL_MESSAGE, RequestCode.GET_ROUTEINFO_BY_TOPIC,
+            RequestCode.HEART_BEAT, RequestCode.QUERY_CONSUMER_OFFSET, 123_456};
+        for (int code : codes) {
+            for (long nanos = 1_000; nanos < 100_000_000_000L; nanos *= 3) { // 1 us to 100 s: every bucket touched
+                metrics.requestCompleted(code, ResponseCode.SUCCESS, nanos, nanos);
+            }
+        }
+        String s = metrics.scrape();
+        // as the README lists them, in seconds
+        List<String> gateway = List.of("5.0E-6", "1.0E-5", "2.5E-5", "5.0E-5", "1.0E-4", "2.5E-4", "5.0E-4", "0.001",
+            "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "1.0", "+Inf");
+        List<String> upstream = List.of("2.5E-4", "5.0E-4", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1",
+            "0.25", "0.5", "1.0", "2.5", "5.0", "10.0", "30.0", "60.0", "+Inf");
+        assertEquals(GatewayMetrics.GATEWAY_BUCKETS.length + 1, gateway.size());
+        assertEquals(GatewayMetrics.UPSTREAM_BUCKETS.length + 1, upstream.size());
+        for (String code : List.of("SEND_MESSAGE_V2", "PULL_MESSAGE", "GET_ROUTEINFO_BY_TOPIC", "HEART_BEAT",
+            "QUERY_CONSUMER_OFFSET", "other")) {
+            assertEquals(gateway, bucketBounds(s, "rmqgw_request_gateway_duration_seconds_bucket", code), code);
+            assertEquals(upstream, bucketBounds(s, "rmqgw_request_upstream_duration_seconds_bucket", code), code);
+        }
+        // six codes, each histogram's buckets and nothing else
+        assertEquals(codes.length * (gateway.size() + upstream.size()),
+            Arrays.stream(s.split("\n")).filter(l -> l.contains("_bucket{")).count());
+    }
+
+    /** The le values of {@code bucket}{code=...} in exported order. */
+    private static List<String> bucketBounds(String scrape, String bucket, String code) {
+        Pattern le = Pattern.compile("le=\"([^\"]+)\"");
+        return Arrays.stream(scrape.split("\n"))
+            .filter(l -> l.startsWith(bucket + "{") && l.contains("code=\"" + code + "\""))
+            .map(l -> {
+                Matcher m = le.matcher(l);
+                assertTrue(m.find(), l);
+                return m.group(1);
+            })
+            .toList();
+    }
+
+    @Test
+    void boundedReasonsExistAtZeroAndCountByEnum() {
+        String s = metrics.scrape();
+        for (MalformedReason r : MalformedReason.values()) {
+            assertEquals(0, sample(s, "rmqgw_decode_errors_total{reason=\"" + r.label() + "\"}"));
+        }
+        for (NameCheck c : NameCheck.values()) {
+            if (!c.isValid()) {
+                assertEquals(0, sample(s, "rmqgw_names_rejected_total{reason=\"" + c.label() + "\"}"));
+            }
+        }
+        assertFalse(s.contains("rmqgw_names_rejected_total{reason=\"valid\"}"), s);
+        for (String role : GatewayMetrics.ROLES) {
+            for (CloseReason r : CloseReason.values()) {
+                assertEquals(0, sample(s, "rmqgw_connections_closed_total{reason=\"" + r.label() + "\",role=\"" + role + "\"}"));
+            }
+        }
+        for (String result : GatewayMetrics.NAMESRV_DISCOVERY_RESULTS) {
+            assertEquals(0, sample(s, "rmqgw_namesrv_discovery_total{result=\"" + result + "\"}"));
+        }
+
+        metrics.decodeError(MalformedReason.INVALID_JSON);
+        metrics.decodeError("invalid_json"); // the label names the same series
+        metrics.nameRejected(NameCheck.TOO_LONG);
+        metrics.connectionClosed(GatewayMetrics.NAMESRV, CloseReason.UPSTREAM_CLOSED);
+        metrics.connectionClosed(GatewayMetrics.NAMESRV, "upstream_closed");
+        metrics.namesrvDiscovery("timeout");
+        s = metrics.scrape();
+        assertEquals(2, sample(s, "rmqgw_decode_errors_total{reason=\"invalid_json\"}"));
+        assertEquals(1, sample(s, "rmqgw_names_rejected_total{reason=\"too_long\"}"));
+        assertEquals(2, sample(s, "rmqgw_connections_closed_total{reason=\"upstream_closed\",role=\"namesrv\"}"));
+        assertEquals(0, sample(s, "rmqgw_connections_closed_total{reason=\"upstream_closed\",role=\"broker\"}"));
+        assertEquals(1, sample(s, "rmqgw_namesrv_discovery_total{result=\"timeout\"}"));
+        assertEquals(2, metrics.decodeErrors(MalformedReason.INVALID_JSON));
+        assertEquals(1, metrics.namesRejected(NameCheck.TOO_LONG));
+        assertEquals(2, metrics.connectionsClosed(GatewayMetrics.NAMESRV, CloseReason.UPSTREAM_CLOSED));
+        assertThrows(IllegalArgumentException.class, () -> metrics.nameRejected(NameCheck.VALID));
+
+        // a value outside the known sets is still counted, in a series of its own
+        metrics.decodeError("something_new");
+        metrics.connectionClosed("proxy", CloseReason.INTERNAL_ERROR);
+        s = metrics.scrape();
+        assertEquals(1, sample(s, "rmqgw_decode_errors_total{reason=\"something_new\"}"));
+        assertEquals(1, sample(s, "rmqgw_connections_closed_total{reason=\"internal_error\",role=\"proxy\"}"));
+        assertEquals(0, sample(s, "rmqgw_connections_closed_total{reason=\"malformed_frame\",role=\"proxy\"}"));
     }
 
     @Test

@@ -3,6 +3,9 @@ package io.rmqgw.metrics;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.rmqgw.codec.frame.MalformedReason;
+import io.rmqgw.codec.name.NameCheck;
+import io.rmqgw.metrics.GatewayMetrics.CloseReason;
 import java.lang.management.ManagementFactory;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
@@ -13,6 +16,9 @@ import org.junit.jupiter.api.Test;
 class HotPathAllocationTest {
 
     private static final int CALLS = 200_000;
+    /** Distinct String objects, as a decoder hands them over; five topics against a limit of two. */
+    private static final String[] TOPICS = {
+        new String("TopicA"), new String("TopicB"), new String("TopicC"), new String("TopicD"), new String("TopicE")};
 
     @Test
     void perRequestMethodsDoNotAllocateInSteadyState() {
@@ -22,7 +28,7 @@ class HotPathAllocationTest {
         assumeTrue(threads.isThreadAllocatedMemorySupported());
         threads.setThreadAllocatedMemoryEnabled(true);
         try (GatewayMetrics metrics = GatewayMetrics.prometheus()) {
-            metrics.topicLabels(true, 10);
+            metrics.topicLabels(true, 2); // TopicA and TopicB get labels, the other topics count as (other)
             run(metrics, CALLS); // warm-up: meters created, code compiled
             long before = threads.getCurrentThreadAllocatedBytes();
             run(metrics, CALLS);
@@ -40,9 +46,13 @@ class HotPathAllocationTest {
             metrics.requestCompleted(123_456, 98_765, 100, -1);
             metrics.oneway(RequestCode.HEART_BEAT);
             metrics.headerConverted(SerializeType.JSON, SerializeType.ROCKETMQ);
-            metrics.topicRequest((i & 1) == 0 ? "TopicA" : "TopicB", code);
+            metrics.topicRequest(TOPICS[i % TOPICS.length], code);
             metrics.decodeError("bad_length");
+            metrics.decodeError(MalformedReason.FRAME_TOO_LONG);
             metrics.nameRejected("too_long");
+            metrics.nameRejected(NameCheck.ILLEGAL_CHARACTER);
+            metrics.connectionClosed(GatewayMetrics.BROKER, CloseReason.MALFORMED_FRAME);
+            metrics.connectionClosed(GatewayMetrics.NAMESRV, "upstream_closed");
         }
     }
 }

@@ -227,6 +227,43 @@ class PrometheusRulesTest {
         }
     }
 
+    // ---------------------------------------------------------------- the README lists them
+
+    @Test
+    void theReadmeListsEverySeriesTheRulesUseAndEveryBoundedLabelValue() throws IOException {
+        String readme = Files.readString(CONF.getParent().resolve("README.md"));
+        int start = readme.indexOf("## Metrics\n");
+        assertTrue(start >= 0, "README has a Metrics section");
+        int end = readme.indexOf("\n## ", start + 1);
+        String section = readme.substring(start, end < 0 ? readme.length() : end);
+
+        Set<String> used = new TreeSet<>();
+        Matcher m = Pattern.compile("\\b(rmqgw_[a-z0-9_]+|jvm_[a-z0-9_]+|process_[a-z0-9_]+)\\b").matcher(ruleExpressions());
+        while (m.find()) {
+            used.add(m.group(1).replaceAll("_(bucket|count|sum)$", ""));
+        }
+        assertTrue(used.containsAll(Set.of("rmqgw_ready", "rmqgw_decode_errors_total", "rmqgw_request_upstream_duration_seconds",
+            "jvm_memory_max_bytes")), used::toString);
+        for (String series : used) {
+            assertTrue(section.contains("`" + series + "`"), () -> series + " is used by the alert rules but not listed in the README");
+        }
+        for (String series : List.of("process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds",
+            "process_start_time_seconds", "rmqgw_connections_closed_total")) {
+            assertTrue(section.contains("`" + series + "`"), series);
+        }
+        List<String> values = new ArrayList<>();
+        Arrays.stream(MalformedReason.values()).map(MalformedReason::label).forEach(values::add);
+        Arrays.stream(NameCheck.values()).filter(c -> !c.isValid()).map(NameCheck::label).forEach(values::add);
+        Arrays.stream(CloseReason.values()).map(CloseReason::label).forEach(values::add);
+        Arrays.stream(UpstreamFailure.values()).map(f -> f.name().toLowerCase(Locale.ROOT)).forEach(values::add);
+        values.addAll(GatewayMetrics.ROLES);
+        values.addAll(GatewayMetrics.NAMESRV_DISCOVERY_RESULTS);
+        values.addAll(GatewayMetrics.RELOAD_RESULTS);
+        for (String value : values) {
+            assertTrue(section.contains("`" + value + "`"), () -> "label value " + value + " not in the README's Metrics section");
+        }
+    }
+
     // ---------------------------------------------------------------- helpers
 
     private record Sample(String name, Map<String, String> labels, double value) { }

@@ -3,6 +3,7 @@ package io.rmqgw.testing;
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -147,6 +148,26 @@ public final class ScriptedPeer implements AutoCloseable {
         return "{\"brokerAddrTable\":{\"" + brokerName + "\":{\"brokerAddrs\":{\"0\":\"" + brokerAddress
             + "\"},\"brokerName\":\"" + brokerName + "\",\"cluster\":\"DefaultCluster\",\"enableActingMaster\":false}},"
             + "\"clusterAddrTable\":{\"DefaultCluster\":[\"" + brokerName + "\"]}}";
+    }
+
+    /** The code of {@link #awaitDialBy}'s greeting: no RocketMQ request has it, so a gateway passes it through. */
+    public static final int GREETING_CODE = 4320;
+
+    /**
+     * The connection a gateway dials to this peer for {@code client}: gateways dial a client's upstream
+     * with its first request, so the client sends a oneway greeting first, taken here off the frames
+     * received (later {@link #awaitFrame} calls see what follows it).
+     */
+    public Connection awaitDialBy(RawClient client, Duration timeout) throws IOException, InterruptedException {
+        return awaitDialBy(client, SerializeType.JSON, timeout);
+    }
+
+    /** As {@link #awaitDialBy(RawClient, Duration)}, greeting in {@code encoding} (what a mirroring gateway answers in). */
+    public Connection awaitDialBy(RawClient client, SerializeType encoding, Duration timeout)
+        throws IOException, InterruptedException {
+        client.send(Wire.request(GREETING_CODE).type(encoding).oneway().bytes());
+        awaitFrame(f -> f.code() == GREETING_CODE, timeout);
+        return awaitConnection(timeout);
     }
 
     public Connection awaitConnection(Duration timeout) throws InterruptedException {

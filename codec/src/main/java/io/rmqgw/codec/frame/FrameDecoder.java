@@ -31,6 +31,8 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
     private final int chainFrom;
     private boolean corrupted;
     private boolean chaining;
+    /** When the frame now incomplete began to arrive ({@code System.nanoTime()}), or 0 when none is. */
+    private long partialSinceNanos;
 
     public FrameDecoder(int maxFrameLength) {
         this(maxFrameLength, LARGE_FRAME_LENGTH);
@@ -65,9 +67,13 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
         try {
             ByteBuf frame = extractFrame(ctx, in);
             if (frame == null) {
+                if (partialSinceNanos == 0) {
+                    partialSinceNanos = System.nanoTime() | 1; // never 0
+                }
                 awaitRestOf(in);
                 return null;
             }
+            partialSinceNanos = 0;
             return parse(frame);
         } catch (MalformedFrameException e) {
             // framing is lost: whatever follows (more reads before the close completes, the bytes
@@ -76,6 +82,15 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
             in.skipBytes(in.readableBytes());
             throw e;
         }
+    }
+
+    /**
+     * Since when ({@code System.nanoTime()}) the frame now incomplete has been arriving, or 0 when the
+     * decoder holds no partial frame: a peer that starts a frame and never finishes it (slowloris) is
+     * found by how old this gets. Read on the channel's event loop.
+     */
+    public long partialFrameSinceNanos() {
+        return partialSinceNanos;
     }
 
     /**

@@ -305,7 +305,12 @@ public final class ConfigLoader {
         }
         upstream.put("namesrv-address-poll-interval", formatDuration(config.upstream().namesrvAddressPollInterval()));
         upstream.put("namesrv-address-timeout", formatDuration(config.upstream().namesrvAddressTimeout()));
-        root.putObject("downstream").put("response-encoding", config.downstream().responseEncoding().label());
+        ObjectNode downstream = root.putObject("downstream");
+        downstream.put("response-encoding", config.downstream().responseEncoding().label());
+        downstream.put("idle-timeout", formatDuration(config.downstream().idleTimeout()));
+        downstream.put("frame-timeout", formatDuration(config.downstream().frameTimeout()));
+        downstream.put("max-connections", config.downstream().maxConnections());
+        downstream.put("max-connections-per-address", config.downstream().maxConnectionsPerAddress());
         ObjectNode names = root.putObject("names");
         names.put("check", config.names().check());
         names.put("topic-max-length", config.names().topicMaxLength());

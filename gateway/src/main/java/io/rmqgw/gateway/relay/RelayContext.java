@@ -1,6 +1,7 @@
 package io.rmqgw.gateway.relay;
 
 import io.rmqgw.gateway.clients.ClientRegistry;
+import io.rmqgw.gateway.config.DownstreamConfig;
 import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.net.Transport;
@@ -25,6 +26,8 @@ public final class RelayContext {
     private final Set<RelaySession> sessions = ConcurrentHashMap.newKeySet();
     private final ClusterView cluster = new ClusterView();
     private final ClientRegistry clients = new ClientRegistry();
+    private final ConnectionLimits connections = new ConnectionLimits();
+    private volatile DownstreamConfig downstream = DownstreamConfig.DEFAULT;
 
     public RelayContext(Transport transport, Dialer dialer, GatewayMetrics metrics, int maxFrameLength,
                         UpstreamSettings upstream) {
@@ -70,6 +73,20 @@ public final class RelayContext {
     /** The current edge settings: header encodings and name checks (replaced by a reload). */
     public EdgeSettings edge() {
         return edge;
+    }
+
+    /** How client connections are treated: idle and frame timeouts, connection limits (replaced by a reload). */
+    public DownstreamConfig downstream() {
+        return downstream;
+    }
+
+    /** Applies new client-connection settings: limits to the next accept, timeouts to connections accepted later. */
+    public void downstream(DownstreamConfig settings) {
+        this.downstream = settings;
+    }
+
+    ConnectionLimits connections() {
+        return connections;
     }
 
     /** Applies new edge settings to every later frame. */

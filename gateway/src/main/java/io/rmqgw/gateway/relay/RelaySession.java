@@ -7,6 +7,8 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.rmqgw.codec.frame.FrameDecoder;
@@ -20,10 +22,14 @@ import io.rmqgw.gateway.net.Addresses;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.ListenerMeters;
 import io.rmqgw.metrics.GatewayMetrics.UpstreamFailure;
+import io.rmqgw.gateway.config.DownstreamConfig;
+import io.rmqgw.metrics.GatewayMetrics.CloseReason;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.slf4j.Logger;
@@ -43,6 +49,8 @@ public final class RelaySession {
     private static final long TIMEOUT_SCAN_MILLIS = 500;
     /** While no upstream answers, a request dials again at most this often; the rest get the error at once. */
     private static final long REDIAL_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final long REFUSAL_WARN_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private static final AtomicLong lastRefusalWarnNanos = new AtomicLong(System.nanoTime() - REFUSAL_WARN_INTERVAL_NANOS);
 
     private final RelayContext context;
     private final UpstreamRole role;
@@ -82,13 +90,43 @@ public final class RelaySession {
         return new ChannelInitializer<>() {
             @Override
             protected void initChannel(Channel ch) {
-                // the ReadGate's initial state: nothing is read before the first dial settles
+                DownstreamConfig downstream = context.downstream();
+                ConnectionLimits.Refusal refusal = context.connections()
+                    .admit(ch, downstream.maxConnections(), downstream.maxConnectionsPerAddress());
+                if (refusal != null) {
+                    refuse(context, role, ch, refusal, downstream);
+                    return;
+                }
+                // the ReadGate's initial state: nothing is read before the session starts
                 ch.config().setAutoRead(false);
+                if (!downstream.idleTimeout().isZero()) {
+                    // all-idle, as brokers: a consumer waiting on a long poll receives its answer within it
+                    ch.pipeline().addLast("idle", new IdleStateHandler(0, 0,
+                        downstream.idleTimeout().toMillis(), TimeUnit.MILLISECONDS));
+                }
                 ch.pipeline().addLast("meters", meters.clientHandler());
                 ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength()));
                 ch.pipeline().addLast("relay", new ClientSide(context, meters, role));
             }
         };
+    }
+
+    /** Closes a connection refused at accept: logged (at most every 10 s at WARN) and counted. */
+    private static void refuse(RelayContext context, UpstreamRole role, Channel ch, ConnectionLimits.Refusal refusal,
+                               DownstreamConfig downstream) {
+        context.metrics().connectionClosed(role.handlers().role(), CloseReason.CONNECTION_LIMIT);
+        String why = refusal == ConnectionLimits.Refusal.TOTAL
+            ? "the gateway holds downstream.max-connections (" + downstream.maxConnections() + ") client connections"
+            : "its address holds downstream.max-connections-per-address (" + downstream.maxConnectionsPerAddress() + ")";
+        long now = System.nanoTime();
+        long last = lastRefusalWarnNanos.get();
+        if (now - last >= REFUSAL_WARN_INTERVAL_NANOS && lastRefusalWarnNanos.compareAndSet(last, now)) {
+            log.warn("refusing client connection {}: {} (further refusals within 10 s are logged at DEBUG)",
+                Addresses.of(ch.remoteAddress()), why);
+        } else {
+            log.debug("refusing client connection {}: {}", Addresses.of(ch.remoteAddress()), why);
+        }
+        ch.close();
     }
 
     /** The session of an accepted client channel, or null before it is active (tests and diagnostics). */
@@ -199,10 +237,9 @@ public final class RelaySession {
             TIMEOUT_SCAN_MILLIS, TIMEOUT_SCAN_MILLIS, TimeUnit.MILLISECONDS);
         if (role.local()) {
             state = state.local();
-            reads.dialing(false);
-        } else {
-            dial(role.upstreamTargets(), 0);
         }
+        // nothing is dialed before the client's first request needs it: idle clients hold no upstream
+        reads.dialing(false);
     }
 
     private void dial(List<String> targets, int index) {
@@ -232,10 +269,7 @@ public final class RelaySession {
                 role.upstreamResult(target, true);
                 state = state.connected(f.channel());
                 reads.upstream(f.channel());
-                for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
-                    fromClient(frame);
-                }
-                flushUpstream();
+                drainWaiting();
                 reads.dialing(false);
             } else {
                 role.upstreamResult(target, false);
@@ -249,14 +283,27 @@ public final class RelaySession {
         });
     }
 
+    /**
+     * Treats the requests read while dialing, once the dial settled (outside any read burst, so this
+     * flushes and closes as a burst's end would). A frame that cannot be decoded closes the connection
+     * as it would have in the pipeline.
+     */
+    private void drainWaiting() {
+        try {
+            for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
+                fromClient(frame);
+            }
+        } catch (RuntimeException e) {
+            failed(client, "client", e);
+        }
+        clientReadComplete();
+    }
+
     private void becomeUnavailable(String reason) {
         log.warn("client {}: {}", clientAddress, reason);
         context.metrics().upstreamFailure(UpstreamFailure.CONNECT_FAILED);
         state = state.unavailable(reason, System.nanoTime());
-        for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
-            fromClient(frame);
-        }
-        flushClient();
+        drainWaiting();
         reads.dialing(false);
     }
 
@@ -311,6 +358,10 @@ public final class RelaySession {
             upstreamNeedsFlush = true;
         } else if (state instanceof SessionState.Local) {
             serveLocally(frame);
+        } else if (state instanceof SessionState.Accepted) {
+            // the first request: it waits for the dial, like the ones read with it
+            waiting.add(frame);
+            dial(role.upstreamTargets(), 0);
         } else if (state instanceof SessionState.Unavailable u) {
             if (System.nanoTime() - u.sinceNanos() >= REDIAL_INTERVAL_NANOS) {
                 // the upstream may be back: this request waits for a fresh dial, like the first one did
@@ -352,7 +403,7 @@ public final class RelaySession {
             if (frame.isOneway()) {
                 // a oneway request has no answer to carry the failure: say so by closing the connection
                 log.warn("client {}: oneway request code {} dropped: {}", clientAddress, frame.code(), reason);
-                context.metrics().connectionClosed(handlers.role(), GatewayMetrics.CloseReason.ONEWAY_WITHOUT_UPSTREAM);
+                context.metrics().connectionClosed(handlers.role(), CloseReason.ONEWAY_WITHOUT_UPSTREAM);
                 closeAfterBurst = true;
                 return;
             }
@@ -443,10 +494,11 @@ public final class RelaySession {
             }
         }
         client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
-        context.metrics().connectionClosed(handlers.role(), GatewayMetrics.CloseReason.UPSTREAM_CLOSED);
+        context.metrics().connectionClosed(handlers.role(), CloseReason.UPSTREAM_CLOSED);
     }
 
     private void expireTimedOut() {
+        closeIfAFrameStalled();
         if (pending.size() == 0) {
             return;
         }
@@ -467,6 +519,30 @@ public final class RelaySession {
         client.flush();
     }
 
+    /** A frame that began to arrive and never completes (slowloris) would hold its buffer for ever. */
+    private void closeIfAFrameStalled() {
+        Duration limit = context.downstream().frameTimeout();
+        FrameDecoder frames = client.pipeline().get(FrameDecoder.class);
+        long since = frames == null ? 0 : frames.partialFrameSinceNanos();
+        if (since == 0 || limit.isZero() || !client.isActive() || System.nanoTime() - since < limit.toNanos()) {
+            return;
+        }
+        log.warn("closing client {}: a frame began to arrive {} ms ago and is still incomplete (downstream.frame-timeout {})",
+            clientAddress, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since), limit);
+        metrics.connectionClosed(handlers.role(), CloseReason.FRAME_TIMEOUT);
+        client.close();
+    }
+
+    /** No traffic either way for the idle timeout: closed unless a request is still in flight. */
+    private void idle() {
+        if (pending.size() > 0 || !waiting.isEmpty()) {
+            return;
+        }
+        log.info("closing client {}: no traffic for {}", clientAddress, context.downstream().idleTimeout());
+        metrics.connectionClosed(handlers.role(), CloseReason.IDLE);
+        client.close();
+    }
+
     private void closed() {
         state = state.closed();
         if (timeoutScan != null) {
@@ -483,12 +559,12 @@ public final class RelaySession {
         if (cause instanceof MalformedFrameException m) {
             log.warn("closing {} connection {}: {}", side, Addresses.of(channel.remoteAddress()), m.getMessage());
             context.metrics().decodeError(m.reason());
-            context.metrics().connectionClosed(handlers.role(), GatewayMetrics.CloseReason.MALFORMED_FRAME);
+            context.metrics().connectionClosed(handlers.role(), CloseReason.MALFORMED_FRAME);
         } else if (cause instanceof IOException) {
             log.debug("{} connection {}: {}", side, Addresses.of(channel.remoteAddress()), cause.toString());
         } else {
             log.warn("closing {} connection {}", side, Addresses.of(channel.remoteAddress()), cause);
-            context.metrics().connectionClosed(handlers.role(), GatewayMetrics.CloseReason.INTERNAL_ERROR);
+            context.metrics().connectionClosed(handlers.role(), CloseReason.INTERNAL_ERROR);
         }
         channel.close();
     }
@@ -528,6 +604,15 @@ public final class RelaySession {
             if (session != null) {
                 session.clientReadComplete();
             }
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof IdleStateEvent && session != null) {
+                session.idle();
+                return;
+            }
+            ctx.fireUserEventTriggered(evt);
         }
 
         @Override

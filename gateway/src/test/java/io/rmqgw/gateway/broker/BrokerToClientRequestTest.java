@@ -83,7 +83,8 @@ class BrokerToClientRequestTest {
     void brokerRequestReachesTheClientAndItsAnswerTheBrokerUnchanged(String what, byte[] request, byte[] clientAnswer)
         throws Exception {
         try (RawClient client = RawClient.connect(gateway.brokerPort(broker.address()))) {
-            ScriptedPeer.Connection upstream = broker.awaitConnection(RawClient.WAIT);
+            // a client speaks one encoding; answers and broker requests reach it in that one (mirror)
+            ScriptedPeer.Connection upstream = broker.awaitDialBy(client, SerializeType.valueOf(request[4]), RawClient.WAIT);
             upstream.send(request);
             assertArrayEquals(request, client.readBytes(RawClient.WAIT), "the client got the broker's bytes");
 
@@ -107,9 +108,9 @@ class BrokerToClientRequestTest {
     void eachClientGetsTheRequestsSentOnItsOwnConnection() throws Exception {
         int port = gateway.brokerPort(broker.address());
         try (RawClient c1 = RawClient.connect(port)) {
-            ScriptedPeer.Connection u1 = broker.awaitConnection(RawClient.WAIT);
+            ScriptedPeer.Connection u1 = broker.awaitDialBy(c1, RawClient.WAIT);
             try (RawClient c2 = RawClient.connect(port)) {
-                ScriptedPeer.Connection u2 = broker.awaitConnection(RawClient.WAIT);
+                ScriptedPeer.Connection u2 = broker.awaitDialBy(c2, RawClient.WAIT);
                 byte[] to1 = Wire.request(GET_CONSUMER_RUNNING_INFO).opaque(5).ext("clientId", "one").bytes();
                 byte[] to2 = Wire.request(GET_CONSUMER_RUNNING_INFO).opaque(5).ext("clientId", "two").bytes();
                 u2.send(to2);
@@ -134,7 +135,7 @@ class BrokerToClientRequestTest {
         InetSocketAddress advertised = new InetSocketAddress("127.0.0.1", gateway.brokerPort(broker.address()));
         byte[] record = Records.record("TopicTx", "half message", real, 8192, 4);
         try (RawClient client = RawClient.connect(advertised.getPort())) {
-            ScriptedPeer.Connection upstream = broker.awaitConnection(RawClient.WAIT);
+            ScriptedPeer.Connection upstream = broker.awaitDialBy(client, RawClient.WAIT);
             String realId = MessageDecoder.createMessageId(real, 8192);
             upstream.send(Wire.request(CHECK_TRANSACTION_STATE).opaque(77).oneway().ext("commitLogOffset", "8192")
                 .ext("offsetMsgId", realId).ext("transactionId", "tx-1").body(record).bytes());
@@ -161,7 +162,7 @@ class BrokerToClientRequestTest {
         InetSocketAddress advertised = new InetSocketAddress("127.0.0.1", gateway.brokerPort(broker.address()));
         byte[] record = Records.record("TopicA", "consume me", real, 4096, 2);
         try (RawClient client = RawClient.connect(advertised.getPort())) {
-            ScriptedPeer.Connection upstream = broker.awaitConnection(RawClient.WAIT);
+            ScriptedPeer.Connection upstream = broker.awaitDialBy(client, RawClient.WAIT);
             upstream.send(Wire.request(CONSUME_MESSAGE_DIRECTLY).opaque(78).ext("consumerGroup", "cg")
                 .ext("clientId", "127.0.0.1@1").ext("msgId", MessageDecoder.createMessageId(real, 4096)).body(record).bytes());
             Wire.Frame got = client.read();

@@ -150,7 +150,7 @@ class ResponseEncodingTest {
         try (BrokerBehindGateway b = BrokerBehindGateway.start(o -> o.headerEncoding(HeaderEncoding.ROCKETMQ)
             .responseEncoding(mode).names(new NamesConfig(true, null, null, null)));
              RawClient client = b.connect()) {
-            ScriptedPeer.Connection upstream = b.broker.awaitConnection(RawClient.WAIT);
+            ScriptedPeer.Connection upstream = b.broker.awaitDialBy(client, RawClient.WAIT);
             // a consumer's first words: its heartbeat, in its own encoding
             String heartbeat = "{\"clientID\":\"127.0.0.1@4711\",\"consumerDataSet\":[{\"consumeFromWhere\":"
                 + "\"CONSUME_FROM_LAST_OFFSET\",\"consumeType\":\"CONSUME_PASSIVELY\",\"groupName\":\"cg_1\","

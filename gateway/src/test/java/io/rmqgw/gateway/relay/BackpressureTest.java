@@ -83,7 +83,7 @@ class BackpressureTest {
     @Test
     void slowClientStopsTheGatewayReadingTheBroker() throws Exception {
         try (RawClient client = RawClient.connect(gateway.brokerPort(broker.address()))) {
-            ScriptedPeer.Connection upstream = broker.awaitConnection(RawClient.WAIT);
+            ScriptedPeer.Connection upstream = broker.awaitDialBy(client, RawClient.WAIT);
             AtomicInteger written = new AtomicInteger();
             AtomicReference<Throwable> failure = new AtomicReference<>();
             Thread writer = new Thread(() -> {

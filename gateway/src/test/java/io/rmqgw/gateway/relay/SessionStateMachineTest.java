@@ -110,9 +110,26 @@ class SessionStateMachineTest {
         }
     }
 
-    @Test
-    void theClientIsReadOnlyOnceItsUpstreamConnected() {
+    /** A oneway request the client sends first: the request that makes the session dial its upstream. */
+    private void greet() {
+        client.writeInbound(Unpooled.wrappedBuffer(Wire.request(RequestCode.HEART_BEAT).opaque(1000).oneway().bytes()));
+    }
+
+    /** Accepted, greeted, dialing: the dial not settled yet. */
+    private RelaySession acceptAndGreet() {
         RelaySession session = accept();
+        greet();
+        return session;
+    }
+
+    @Test
+    void nothingIsDialedBeforeTheFirstRequestAndTheClientIsNotReadWhileDialing() {
+        RelaySession session = accept();
+        assertInstanceOf(SessionState.Accepted.class, session.state());
+        assertTrue(dials.isEmpty(), "an idle client holds no upstream connection");
+        assertTrue(client.config().isAutoRead());
+
+        greet();
         assertInstanceOf(SessionState.Connecting.class, session.state());
         assertEquals(TARGETS.get(0), lastDial().target());
         assertFalse(client.config().isAutoRead(), "read while dialing");
@@ -121,13 +138,16 @@ class SessionStateMachineTest {
         SessionState.Connected connected = assertInstanceOf(SessionState.Connected.class, session.state());
         assertSame(lastDial().upstream(), connected.channel());
         assertTrue(client.config().isAutoRead());
+        Wire.Frame greeting = Wire.parse(bytes(lastDial().upstream().readOutbound()));
+        assertEquals(1000, greeting.opaque(), "the request that dialed is forwarded once connected");
     }
 
     @Test
     void requestsAndAnswersCrossWithTheirOpaques() {
-        RelaySession session = accept();
+        RelaySession session = acceptAndGreet();
         Dial dial = lastDial();
         dial.promise().setSuccess();
+        dial.upstream().releaseOutbound();
 
         client.writeInbound(Unpooled.wrappedBuffer(Wire.request(RequestCode.GET_BROKER_RUNTIME_INFO).opaque(41).bytes()));
         Wire.Frame forwarded = Wire.parse(bytes(dial.upstream().readOutbound()));
@@ -145,6 +165,7 @@ class SessionStateMachineTest {
     @Test
     void everyRefusedTargetIsTriedThenRequestsGetAnErrorNamingThem() {
         RelaySession session = accept();
+        client.writeInbound(Unpooled.wrappedBuffer(Wire.request(RequestCode.GET_BROKER_RUNTIME_INFO).opaque(6).bytes()));
         lastDial().promise().setFailure(new ConnectException("Connection refused"));
         assertEquals(TARGETS.get(1), lastDial().target(), "fails over to the next target");
         assertInstanceOf(SessionState.Connecting.class, session.state());
@@ -154,6 +175,9 @@ class SessionStateMachineTest {
         assertTrue(unavailable.reason().contains("broker " + TARGETS.get(0) + " unreachable"), unavailable.reason());
         assertTrue(unavailable.reason().contains("broker " + TARGETS.get(1) + " unreachable"), unavailable.reason());
         assertTrue(client.config().isAutoRead(), "requests are read to be answered");
+        Wire.Frame first = Wire.parse(bytes(client.readOutbound()));
+        assertEquals(6, first.opaque(), "the request that dialed is answered");
+        assertEquals(Wire.SYSTEM_ERROR, first.code());
 
         client.writeInbound(Unpooled.wrappedBuffer(Wire.request(RequestCode.GET_BROKER_RUNTIME_INFO).opaque(7).bytes()));
         Wire.Frame answer = Wire.parse(bytes(client.readOutbound()));
@@ -165,7 +189,7 @@ class SessionStateMachineTest {
 
     @Test
     void aLostUpstreamAnswersEveryPendingRequestAndClosesTheClient() {
-        RelaySession session = accept();
+        RelaySession session = acceptAndGreet();
         Dial dial = lastDial();
         dial.promise().setSuccess();
         client.writeInbound(Unpooled.wrappedBuffer(Wire.request(RequestCode.GET_BROKER_RUNTIME_INFO).opaque(1).bytes()));
@@ -191,10 +215,11 @@ class SessionStateMachineTest {
 
     @Test
     void aFullUpstreamStopsReadingTheClientUntilItDrains() {
-        RelaySession session = accept();
+        RelaySession session = acceptAndGreet();
         Dial dial = lastDial();
         dial.promise().setSuccess();
         EmbeddedChannel upstream = dial.upstream();
+        upstream.releaseOutbound();
         upstream.config().setWriteBufferWaterMark(new WriteBufferWaterMark(8, 16));
 
         upstream.write(Unpooled.wrappedBuffer(new byte[64]));
@@ -209,7 +234,7 @@ class SessionStateMachineTest {
 
     @Test
     void aFullClientStopsReadingTheUpstream() {
-        accept();
+        acceptAndGreet();
         Dial dial = lastDial();
         dial.promise().setSuccess();
         client.config().setWriteBufferWaterMark(new WriteBufferWaterMark(8, 16));
@@ -222,7 +247,7 @@ class SessionStateMachineTest {
 
     @Test
     void aClosedSessionClosesTheUpstreamItWasDialing() {
-        RelaySession session = accept();
+        RelaySession session = acceptAndGreet();
         Dial dial = lastDial();
         client.close();
         assertInstanceOf(SessionState.Closed.class, session.state());

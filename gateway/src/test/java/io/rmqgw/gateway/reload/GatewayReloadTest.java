@@ -46,7 +46,7 @@ class GatewayReloadTest {
     private static final int SEND_MESSAGE_V2 = 310;
     private static final int INVALID_PARAMETER = 29;
     private static final String UPSTREAM = "upstream";
-    private static final String EDGE = "names, header encodings";
+    private static final String EDGE = "names, header encodings, downstream";
 
     private ScriptedPeer broker;
     private ScriptedPeer namesrvA;

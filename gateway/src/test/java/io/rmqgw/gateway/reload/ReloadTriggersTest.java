@@ -198,7 +198,7 @@ class ReloadTriggersTest {
             assertTrue(r.headers().firstValue("content-type").orElse("").startsWith("application/json"));
             ReloadOutcome o = ReloadOutcome.fromJson(r.body());
             assertEquals(ReloadOutcome.Result.APPLIED, o.result(), r.body());
-            assertEquals(List.of("upstream", "names, header encodings"), o.applied());
+            assertEquals(List.of("upstream", "names, header encodings, downstream"), o.applied());
             assertEquals(List.of(), o.needsRestart());
             assertNull(o.error());
             assertTrue(r.body().contains("\"result\":\"applied\""), r.body());

@@ -99,6 +99,10 @@ public final class TestGateway implements AutoCloseable {
         // relay tests assert frames pass byte for byte; codec-upgrade tests ask for conversion
         private HeaderEncoding headerEncoding = HeaderEncoding.PRESERVE;
         private ResponseEncoding responseEncoding = ResponseEncoding.MIRROR;
+        private Duration idleTimeout;
+        private Duration frameTimeout;
+        private Integer maxConnections;
+        private Integer maxConnectionsPerAddress;
         private NamesConfig names = new NamesConfig(false, null, null, null);
         private AdminConfig admin = AdminConfig.DISABLED;
 
@@ -138,6 +142,20 @@ public final class TestGateway implements AutoCloseable {
             return this;
         }
 
+        /** {@code downstream.idle-timeout} and {@code downstream.frame-timeout}. */
+        public Builder clientTimeouts(Duration idle, Duration frame) {
+            this.idleTimeout = idle;
+            this.frameTimeout = frame;
+            return this;
+        }
+
+        /** {@code downstream.max-connections} and {@code max-connections-per-address}. */
+        public Builder connectionLimits(int total, int perAddress) {
+            this.maxConnections = total;
+            this.maxConnectionsPerAddress = perAddress;
+            return this;
+        }
+
         public Builder responseEncoding(ResponseEncoding encoding) {
             this.responseEncoding = encoding;
             return this;
@@ -169,7 +187,7 @@ public final class TestGateway implements AutoCloseable {
                 GatewayConfig config = new GatewayConfig(new HostPort("127.0.0.1", listen), "127.0.0.1", brokerPorts,
                     new UpstreamConfig(upstreams, connectTimeout, requestTimeout, longPollTimeout, headerEncoding),
                     new RouteCacheConfig(routeTtl), maxFrameLength, drainTimeout, null, admin,
-                    new DownstreamConfig(responseEncoding), names);
+                    new DownstreamConfig(responseEncoding, idleTimeout, frameTimeout, maxConnections, maxConnectionsPerAddress), names);
                 GatewayMetrics metrics = GatewayMetrics.inMemory();
                 try {
                     return new TestGateway(Gateway.start(config, metrics), metrics, brokerPorts);
