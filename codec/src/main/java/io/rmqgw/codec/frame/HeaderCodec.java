@@ -9,6 +9,7 @@ import com.fasterxml.jackson.core.io.SerializedString;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufOutputStream;
 import io.netty.buffer.Unpooled;
+import io.rmqgw.codec.json.BinaryToJson;
 import io.rmqgw.codec.json.JsonHeaderStream;
 import io.rmqgw.codec.json.JsonToBinary;
 import java.io.IOException;
@@ -112,38 +113,55 @@ public final class HeaderCodec {
     // ---- ROCKETMQ binary ----
 
     private static Envelope binaryEnvelope(ByteBuf header) {
-        int base = header.readerIndex();
-        checkBinary(header, base, header.readableBytes());
-        return new Envelope(header.getShort(base), language(header.getByte(base + 2)), header.getShort(base + 3),
-            header.getInt(base + 5), header.getInt(base + 9));
+        int length = header.readableBytes();
+        byte[] a = BinaryToJson.get().load(header, header.readerIndex(), length);
+        checkBinary(a, length);
+        return new Envelope(getShort(a, 0), language(a[2]), getShort(a, 3), getInt(a, 5), getInt(a, 9));
     }
 
+    /**
+     * The header's bytes are copied once into the thread's {@link BinaryToJson} (checked there as plain
+     * bytes) and noted as this frame's, so a render to JSON right after reads them from there.
+     */
     private static RemotingFrame binaryFrame(ByteBuf frame, int base, int length) {
-        checkBinary(frame, base, length);
-        return new RemotingFrame(frame, SerializeType.ROCKETMQ, length, frame.getShort(base), language(frame.getByte(base + 2)),
-            frame.getShort(base + 3), frame.getInt(base + 5), frame.getInt(base + 9));
+        BinaryToJson json = BinaryToJson.get();
+        byte[] a = json.load(frame, base, length);
+        checkBinary(a, length);
+        RemotingFrame f = new RemotingFrame(frame, SerializeType.ROCKETMQ, length, getShort(a, 0), language(a[2]),
+            getShort(a, 3), getInt(a, 5), getInt(a, 9));
+        json.hold(f);
+        return f;
     }
 
-    private static void checkBinary(ByteBuf header, int base, int length) {
+    private static void checkBinary(byte[] header, int length) {
         if (length < BINARY_MIN_LENGTH) {
             throw new MalformedFrameException(MalformedReason.TRUNCATED_BINARY_FIELD,
                 "binary header of " + length + " bytes is shorter than the fixed fields (" + BINARY_MIN_LENGTH + ")");
         }
-        validateBinaryVariableFields(header, base, length);
+        validateBinaryVariableFields(header, length);
     }
 
-    /** Walks remark and every extFields entry by length only: no strings are built. */
-    private static void validateBinaryVariableFields(ByteBuf header, int base, int length) {
-        int end = base + length;
-        int pos = base + BINARY_REMARK_OFFSET;
-        int remarkLength = header.getInt(pos);
+    private static short getShort(byte[] a, int at) {
+        return (short) ((a[at] & 0xFF) << 8 | a[at + 1] & 0xFF);
+    }
+
+    private static int getInt(byte[] a, int at) {
+        return (a[at] & 0xFF) << 24 | (a[at + 1] & 0xFF) << 16 | (a[at + 2] & 0xFF) << 8 | a[at + 3] & 0xFF;
+    }
+
+    /** Walks remark and every extFields entry of {@code header[0, length)} by length only: no strings are built. */
+    private static void validateBinaryVariableFields(byte[] header, int length) {
+        int base = 0;
+        int end = length;
+        int pos = BINARY_REMARK_OFFSET;
+        int remarkLength = getInt(header, pos);
         pos += 4;
         if (remarkLength < 0 || remarkLength > end - pos - 4) {
             throw new MalformedFrameException(MalformedReason.TRUNCATED_BINARY_FIELD,
                 "remark length " + remarkLength + " runs past the header (" + length + " bytes)");
         }
         pos += remarkLength;
-        int extLength = header.getInt(pos);
+        int extLength = getInt(header, pos);
         pos += 4;
         if (extLength < 0 || extLength > end - pos) {
             throw new MalformedFrameException(MalformedReason.TRUNCATED_BINARY_FIELD,
@@ -154,13 +172,13 @@ public final class HeaderCodec {
             if (extEnd - pos < 2) {
                 throw truncatedEntry(pos - base);
             }
-            int keyLength = header.getShort(pos);
+            int keyLength = getShort(header, pos);
             pos += 2;
             if (keyLength < 0 || keyLength > extEnd - pos - 4) {
                 throw truncatedEntry(pos - base);
             }
             pos += keyLength;
-            int valueLength = header.getInt(pos);
+            int valueLength = getInt(header, pos);
             pos += 4;
             if (valueLength < 0 || valueLength > extEnd - pos) {
                 throw truncatedEntry(pos - base);

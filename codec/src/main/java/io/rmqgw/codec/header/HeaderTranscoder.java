@@ -33,7 +33,10 @@ public final class HeaderTranscoder {
     private HeaderTranscoder() {
     }
 
-    /** Decodes {@code header} (the header bytes only) in {@code type} as {@code kind}; the JSON image comes from {@code alloc}. */
+    /**
+     * Decodes {@code header} (the header bytes only, not released) in {@code type} as {@code kind}; the
+     * general JSON reader's image, for a header the single pass leaves to it, comes from {@code alloc}.
+     */
     public static CommandHeader decode(SerializeType type, ByteBuf header, HeaderKind kind, ByteBufAllocator alloc) {
         if (type == SerializeType.ROCKETMQ) {
             return BinaryHeaderReader.read(header, kind);
@@ -228,7 +231,9 @@ public final class HeaderTranscoder {
         }
         ByteBuf content = frame.content();
         BinaryToJson json = BinaryToJson.get();
-        if (!json.transcode(content, content.readerIndex() + RemotingFrame.PREFIX_LENGTH, frame.headerLength())) {
+        boolean rendered = json.holds(frame) ? json.renderLoaded() // the frame decoder's copy
+            : json.transcode(content, content.readerIndex() + RemotingFrame.PREFIX_LENGTH, frame.headerLength());
+        if (!rendered) {
             // the frame decoder checked every length of a binary header: only a frame built past it gets here
             throw new io.rmqgw.codec.frame.MalformedFrameException(io.rmqgw.codec.frame.MalformedReason.TRUNCATED_BINARY_FIELD,
                 "binary header lengths run past the header");

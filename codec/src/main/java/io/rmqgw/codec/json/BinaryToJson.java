@@ -16,7 +16,9 @@ import org.apache.rocketmq.remoting.protocol.LanguageCode;
  * Nothing is decoded into Strings.
  *
  * <p>One per thread ({@link #get()}); not reentrant. The result ({@link #bytes()}[0, {@link #length()}))
- * stays valid until the next call on the thread. Input buffers and arrays are only read.
+ * stays valid until the next call on the thread. Input buffers and arrays are only read. The frame
+ * decoder loads each binary header it checks ({@link #load}) and notes its frame ({@link #hold}), so a
+ * render right after (same thread, same frame object) copies nothing more.
  */
 public final class BinaryToJson {
 
@@ -68,6 +70,10 @@ public final class BinaryToJson {
     private byte[] out = new byte[4096];
     private byte[] result = out;
     private int length;
+    /** Bytes of the loaded header in {@code in}, and the frame it was noted for (identity). */
+    private byte[] loadedIn = in;
+    private int loaded;
+    private Object heldFor;
 
     private BinaryToJson() {
     }
@@ -93,14 +99,43 @@ public final class BinaryToJson {
      * and left out). False when a length field runs past the header.
      */
     public boolean transcode(ByteBuf buf, int index, int length) {
-        if (length < JsonToBinary.MIN_LENGTH) {
-            return false;
-        }
+        load(buf, index, length);
+        return renderLoaded();
+    }
+
+    /**
+     * Copies the binary header in {@code buf[index, index + length)} into this thread's input array and
+     * returns it (valid until the next call on the thread); the buffer is only read.
+     */
+    public byte[] load(ByteBuf buf, int index, int length) {
+        heldFor = null;
         byte[] a = length <= in.length ? in : new byte[length];
         if (a.length <= KEEP_LIMIT) {
             in = a;
         }
         buf.getBytes(index, a, 0, length);
+        loadedIn = a;
+        loaded = length;
+        return a;
+    }
+
+    /** Notes the loaded header as the header of {@code frame} (identity), for {@link #holds(Object)}. */
+    public void hold(Object frame) {
+        heldFor = frame;
+    }
+
+    /** Whether the loaded header is the header of {@code frame}, noted by {@link #hold(Object)}. */
+    public boolean holds(Object frame) {
+        return frame != null && heldFor == frame;
+    }
+
+    /** Renders the loaded header, as {@link #transcode}; false when a length field runs past it. */
+    public boolean renderLoaded() {
+        int length = loaded;
+        byte[] a = loadedIn;
+        if (length < JsonToBinary.MIN_LENGTH) {
+            return false;
+        }
         int remarkLength = getInt(a, REMARK_LENGTH_AT);
         if (remarkLength < 0 || remarkLength > length - JsonToBinary.MIN_LENGTH) {
             return false;

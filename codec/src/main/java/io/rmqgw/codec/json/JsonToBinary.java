@@ -28,9 +28,11 @@ import org.apache.rocketmq.remoting.protocol.LanguageCode;
  * are written as zero-length values, which a binary reader takes for null, as rocketmq-remoting does.
  *
  * <p>One per thread ({@link #get()}); not reentrant. The result stays valid until the next call on the
- * thread. The input buffer is only read, never retained or released. A result can be noted as the one
- * for a frame ({@link #hold(Object)}), so that a decode right after the frame decoder's read (same
- * thread, same frame) uses it instead of reading the header again.
+ * thread. The input buffer is only read (its bytes are copied once into a thread-local array), never
+ * retained or released. A result can be noted as the one for a frame ({@link #hold(Object)}), so that
+ * a decode right after the frame decoder's read (same thread, same frame object) uses it instead of
+ * reading the header again; the note is a plain reference to the frame object, not a reference count
+ * on its buffer, and is dropped by the thread's next transcode.
  */
 public final class JsonToBinary {
 
