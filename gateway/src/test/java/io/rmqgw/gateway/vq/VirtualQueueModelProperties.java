@@ -26,6 +26,7 @@ import net.jqwik.api.EdgeCasesMode;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.RandomDistribution;
 import net.jqwik.api.Tuple;
 import net.jqwik.api.statistics.Statistics;
 
@@ -52,7 +53,8 @@ import net.jqwik.api.statistics.Statistics;
 class VirtualQueueModelProperties {
 
     private static final Duration LEASE_TIMEOUT = Duration.ofSeconds(10);
-    private static final Duration LEASE_DEADLINE = Duration.ofSeconds(30);
+    /** Close to the idle timeout, so that holders active on a queue also reach it. */
+    private static final Duration LEASE_DEADLINE = Duration.ofSeconds(14);
     private static final int HOLDERS = 4;
     private static final int MAX_QUEUES = 3;
     private static final int LARGE_BODY = 30 * 1024;
@@ -102,6 +104,7 @@ class VirtualQueueModelProperties {
                 world.apply(op);
                 world.check(op);
             }
+            world.noteLeaseEnds();
             world.drain();
         } finally {
             world.closeAndCheckBuffers();
@@ -110,11 +113,17 @@ class VirtualQueueModelProperties {
         Statistics.label("dead-lettered").collect(world.deadLettered.size() > 0);
         Statistics.label("restarted with deliveries to repeat").collect(world.restartsWithRedeliveries > 0);
         Statistics.label("window overflowed").collect(world.overflowed);
+        for (RedeliveryReason reason : RedeliveryReason.values()) {
+            Statistics.label("lease ended: " + reason.label()).collect(world.leasesEnded.contains(reason));
+        }
         // the interesting paths are taken often enough for the checks above to mean something
-        Statistics.label("redelivered").coverage(c -> c.check(true).percentage(p -> p > 30));
-        Statistics.label("dead-lettered").coverage(c -> c.check(true).percentage(p -> p > 5));
-        Statistics.label("restarted with deliveries to repeat").coverage(c -> c.check(true).percentage(p -> p > 8));
-        Statistics.label("window overflowed").coverage(c -> c.check(true).percentage(p -> p > 30));
+        Statistics.label("redelivered").coverage(c -> c.check(true).percentage(p -> p > 60));
+        Statistics.label("dead-lettered").coverage(c -> c.check(true).percentage(p -> p > 15));
+        Statistics.label("restarted with deliveries to repeat").coverage(c -> c.check(true).percentage(p -> p > 40));
+        Statistics.label("window overflowed").coverage(c -> c.check(true).percentage(p -> p > 60));
+        Statistics.label("lease ended: deadline").coverage(c -> c.check(true).percentage(p -> p > 10));
+        Statistics.label("lease ended: idle").coverage(c -> c.check(true).percentage(p -> p > 15));
+        Statistics.label("lease ended: holder_gone").coverage(c -> c.check(true).percentage(p -> p > 30));
     }
 
     @Provide
@@ -131,9 +140,8 @@ class VirtualQueueModelProperties {
     Arbitrary<List<Op>> ops() {
         Arbitrary<Integer> queue = Arbitraries.integers().between(0, MAX_QUEUES - 1);
         Arbitrary<Integer> holder = Arbitraries.integers().between(1, HOLDERS);
-        // mostly queues that exist, sometimes past the count (removed by a rebalance, or never there)
-        Arbitrary<Integer> virtualQueue = Arbitraries.frequencyOf(
-            Tuple.of(9, Arbitraries.integers().between(0, 2)), Tuple.of(1, Arbitraries.integers().between(3, MAX_QUEUES * 3)));
+        // chosen relative to the current count when applied: mostly one that exists, sometimes one past it
+        Arbitrary<Integer> virtualQueue = Arbitraries.integers().between(0, 99);
         Arbitrary<Boolean> bool = Arbitraries.of(true, false);
         Arbitrary<Op> produce = Combinators.combine(queue, Arbitraries.integers().between(1, 6), bool,
             Arbitraries.integers().between(0, 9).map(i -> i == 0)).as(Produce::new);
@@ -150,7 +158,7 @@ class VirtualQueueModelProperties {
         Arbitrary<Op> any = Arbitraries.frequencyOf(
             Tuple.of(6, produce), Tuple.of(8, fetch), Tuple.of(12, pull), Tuple.of(8, commit), Tuple.of(2, disconnect),
             Tuple.of(5, tick), Tuple.of(3, deadLetters), Tuple.of(1, restart), Tuple.of(1, rebalance));
-        return any.list().ofMinSize(20).ofMaxSize(200);
+        return any.list().ofMinSize(20).ofMaxSize(250).withSizeDistribution(RandomDistribution.uniform());
     }
 
     // ---------------------------------------------------------------- the model
@@ -196,6 +204,8 @@ class VirtualQueueModelProperties {
         int redelivered;
         int restartsWithRedeliveries;
         boolean overflowed;
+        /** Reasons leases ended for, before the drain (which always ends idle ones). */
+        final Set<RedeliveryReason> leasesEnded = new HashSet<>();
 
         World(Settings settings) {
             this.settings = settings;
@@ -215,6 +225,14 @@ class VirtualQueueModelProperties {
             startGroup();
         }
 
+        void noteLeaseEnds() {
+            group.stats().redeliveries().forEach((reason, count) -> {
+                if (count > 0) {
+                    leasesEnded.add(reason);
+                }
+            });
+        }
+
         void startGroup() {
             group = new VirtualQueueGroup(config, () -> now, UnpooledByteBufAllocator.DEFAULT);
             lastGiven.clear();
@@ -222,6 +240,12 @@ class VirtualQueueModelProperties {
                 assertTrue(group.addRealQueue(q, brokerCommit.get(q)));
                 owned.add(q);
             }
+        }
+
+        /** 0-89: one of the current virtual queues; 90-99: one at or past the count. */
+        int virtualQueue(int choice) {
+            int count = Math.max(1, group.virtualQueueCount());
+            return choice < 90 ? choice % count : count + choice % 3;
         }
 
         RealQueue queue(int index) {
@@ -234,9 +258,9 @@ class VirtualQueueModelProperties {
             } else if (op instanceof Fetch f) {
                 fetch(queue(f.queue()), f.max(), f.withDuplicate());
             } else if (op instanceof PullOp p) {
-                pull(clients.get(p.holder()), p.virtualQueue(), p.max());
+                pull(clients.get(p.holder()), virtualQueue(p.virtualQueue()), p.max());
             } else if (op instanceof CommitOp c) {
-                commit(clients.get(c.holder()), c.virtualQueue(), c.percent());
+                commit(clients.get(c.holder()), virtualQueue(c.virtualQueue()), c.percent());
             } else if (op instanceof Disconnect d) {
                 disconnect(clients.get(d.holder()), d.forget());
             } else if (op instanceof Tick t) {
@@ -414,6 +438,7 @@ class VirtualQueueModelProperties {
                     restartsWithRedeliveries++;
                 }
             }
+            noteLeaseEnds();
             group.close();
             owned.clear();
             deadLetteredWhileOwned.clear();
