@@ -12,6 +12,7 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -70,11 +71,13 @@ public final class VirtualQueueGroup {
     private final Map<Integer, VirtualQueue> virtualQueues = new HashMap<>();
     /** Messages that became AVAILABLE again, oldest first. */
     private final ArrayDeque<WindowMessage> redeliveries = new ArrayDeque<>();
-    /** Leases in the order given, so in deadline order (one deadline for all); ended leases are skipped. */
-    private final ArrayDeque<LeaseRef> leaseOrder = new ArrayDeque<>();
+    /**
+     * Leased messages in the order leased, so in deadline order (one lease-deadline for all); a lease leaves it
+     * when it ends, so it holds exactly the leases in flight.
+     */
+    private final LinkedHashSet<WindowMessage> leasesByAge = new LinkedHashSet<>();
     /** DEAD_LETTER messages not handed to the wiring yet. */
     private final ArrayDeque<WindowMessage> deadLetters = new ArrayDeque<>();
-    private long leaseSerial;
     private boolean closed;
 
     // gauges kept as the state changes (checkInvariants recounts them)
@@ -87,9 +90,6 @@ public final class VirtualQueueGroup {
     private long deadLettered;
     private final EnumMap<RedeliveryReason, Long> redeliveryCounts = new EnumMap<>(RedeliveryReason.class);
     private final EnumMap<Invariant, Long> violations = new EnumMap<>(Invariant.class);
-
-    private record LeaseRef(WindowMessage message, long serial) {
-    }
 
     /**
      * @param config    the group's settings
@@ -370,17 +370,11 @@ public final class VirtualQueueGroup {
         checkOpen();
         long now = nanoClock.getAsLong();
         int ended = 0;
-        while (!leaseOrder.isEmpty()) {
-            LeaseRef ref = leaseOrder.peekFirst();
-            WindowMessage m = ref.message();
-            if (m.state != State.LEASED || m.leaseSerial != ref.serial()) {
-                leaseOrder.pollFirst(); // acknowledged or ended meanwhile
-                continue;
-            }
+        while (!leasesByAge.isEmpty()) {
+            WindowMessage m = leasesByAge.iterator().next();
             if (m.deadlineNanos - now > 0) {
                 break;
             }
-            leaseOrder.pollFirst();
             endLease(m);
             returnOrDeadLetter(m, RedeliveryReason.DEADLINE);
             ended++;
@@ -609,8 +603,9 @@ public final class VirtualQueueGroup {
                 }
             });
         }
-        if (leases != countedLeased) {
-            broken.add(leases + " leases on virtual queues, " + countedLeased + " leased messages");
+        if (leases != countedLeased || leasesByAge.size() != countedLeased) {
+            broken.add(leases + " leases on virtual queues, " + leasesByAge.size() + " by age, " + countedLeased
+                + " leased messages");
         }
         if (countedAvailable != available || countedLeased != leased || countedDead != deadLetterPending) {
             broken.add("gauges available/leased/dead " + available + "/" + leased + "/" + deadLetterPending
@@ -670,10 +665,9 @@ public final class VirtualQueueGroup {
         m.leasedOn = v;
         m.virtualOffset = offset;
         m.holder = holder;
-        m.leaseSerial = ++leaseSerial;
         m.deadlineNanos = now + leaseDeadlineNanos;
         v.leases.put(offset, m);
-        leaseOrder.addLast(new LeaseRef(m, m.leaseSerial));
+        leasesByAge.add(m);
         available--;
         leased++;
         deliveries++;
@@ -683,6 +677,7 @@ public final class VirtualQueueGroup {
     private void endLease(WindowMessage m) {
         m.leasedOn.leases.remove(m.virtualOffset);
         m.leasedOn = null;
+        leasesByAge.remove(m);
         leased--;
     }
 
@@ -756,7 +751,6 @@ public final class VirtualQueueGroup {
         w.reportedDeadLetters.clear();
         redeliveries.removeIf(m -> m.window == w);
         deadLetters.removeIf(m -> m.window == w);
-        leaseOrder.removeIf(ref -> ref.message().window == w);
     }
 
     private void violation(Invariant rule) {

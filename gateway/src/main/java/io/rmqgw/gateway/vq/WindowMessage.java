@@ -33,7 +33,6 @@ final class WindowMessage {
     VirtualQueue leasedOn;
     long virtualOffset;
     long holder;
-    long leaseSerial;
     long deadlineNanos;
 
     /** DEAD_LETTER only: handed to the wiring by takeDeadLetters, outcome not reported yet. */
