@@ -8,6 +8,7 @@ import io.rmqgw.gateway.admin.Readiness;
 import io.rmqgw.gateway.broker.BrokerListeners;
 import io.rmqgw.gateway.config.GatewayConfig;
 import io.rmqgw.gateway.edge.EdgeSettings;
+import io.rmqgw.gateway.fanout.Fanout;
 import io.rmqgw.gateway.config.HostPort;
 import io.rmqgw.gateway.namesrv.ClusterDiscovery;
 import io.rmqgw.gateway.namesrv.NamesrvRole;
@@ -51,10 +52,12 @@ public final class Gateway implements AutoCloseable {
     private final AdminServer admin;
     private final UpstreamPool upstreamPool;
     private final RouteQueries routeQueries;
+    private final Fanout fanout;
     private volatile boolean closed;
 
     private Gateway(GatewayConfig config, GatewayMetrics metrics, Transport transport, RelayContext context,
-                    BrokerListeners brokers, Channel listener, Readiness readiness, AdminServer admin) {
+                    BrokerListeners brokers, Channel listener, Readiness readiness, AdminServer admin,
+                    UpstreamPool upstreamPool, RouteQueries routeQueries, Fanout fanout) {
         this.config = config;
         this.metrics = metrics;
         this.transport = transport;
@@ -63,8 +66,9 @@ public final class Gateway implements AutoCloseable {
         this.listener = listener;
         this.readiness = readiness;
         this.admin = admin;
-        this.upstreamPool = new UpstreamPool(context); // dials nothing until used
-        this.routeQueries = new RouteQueries(upstreamPool, context);
+        this.upstreamPool = upstreamPool;
+        this.routeQueries = routeQueries;
+        this.fanout = fanout;
         if (admin != null) {
             String advertised = config.advertiseHost() + ":" + listenAddress().getPort();
             admin.namesrvAddress(() -> advertised);
@@ -97,6 +101,9 @@ public final class Gateway implements AutoCloseable {
                 new BrokerPortMap(config.brokerPorts().from(), config.brokerPorts().to()));
             List<String> namesrvList = config.upstream().namesrv().stream().map(HostPort::toString).toList();
             RouteCache routes = new RouteCache(config.routes().ttl());
+            UpstreamPool pool = new UpstreamPool(context); // dials nothing until used
+            RouteQueries routeQueries = new RouteQueries(pool, context);
+            Fanout fanout = new Fanout(config.fanout(), brokers, context, pool, routeQueries, brokers.storeHosts());
 
             Channel listener = new ServerBootstrap()
                 .group(transport.boss(), transport.workers())
@@ -105,11 +112,15 @@ public final class Gateway implements AutoCloseable {
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, Transport.WATER_MARK)
                 .childHandler(RelaySession.clientInitializer(context, metrics.namesrvListener(),
-                    new NamesrvRole(context, brokers, routes, readiness)))
+                    new NamesrvRole(context, brokers, routes, readiness, fanout)))
                 .bind(config.listen().host(), config.listen().port())
                 .sync()
                 .channel();
-            Gateway gateway = new Gateway(config, metrics, transport, context, brokers, listener, readiness, admin);
+            Gateway gateway = new Gateway(config, metrics, transport, context, brokers, listener, readiness, admin,
+                pool, routeQueries, fanout);
+            if (config.fanout().enabled()) {
+                fanout.bindListener();
+            }
             log.info("rmqgw listening on {} (name-server role), advertising {}", gateway.listenAddress(), config.advertiseHost());
             if (admin != null) {
                 log.info("admin port {}: /metrics, /health/live, /health/ready", admin.localAddress());
@@ -150,6 +161,11 @@ public final class Gateway implements AutoCloseable {
         return routeQueries;
     }
 
+    /** Multi-topic fan-out: its settings and the broker the gateway serves for the fan-out topic. */
+    public Fanout fanout() {
+        return fanout;
+    }
+
     /** Client connections by client id and group. */
     public ClientRegistry clients() {
         return context.clients();
@@ -187,6 +203,10 @@ public final class Gateway implements AutoCloseable {
             context.downstream(next.downstream());
             applied.add("names, header encodings, downstream");
         }
+        if (!current.fanout().equals(next.fanout())) {
+            fanout.settings(next.fanout());
+            applied.add("fanout");
+        }
         if (!current.admin().topicLabels().equals(next.admin().topicLabels())
             || !current.admin().topicLabelLimit().equals(next.admin().topicLabelLimit())) {
             metrics.topicLabels(next.admin().topicLabels(), next.admin().topicLabelLimit());
@@ -210,7 +230,8 @@ public final class Gateway implements AutoCloseable {
         config = new GatewayConfig(current.listen(), current.advertiseHost(), current.brokerPorts(), next.upstream(),
             current.routes(), current.maxFrameLength(), next.drainTimeout(), current.embedded(),
             new io.rmqgw.gateway.config.AdminConfig(current.admin().enabled(), current.admin().listen(),
-                next.admin().topicLabels(), next.admin().topicLabelLimit()), next.downstream(), next.names());
+                next.admin().topicLabels(), next.admin().topicLabelLimit()), next.downstream(), next.names(), null,
+            next.fanout());
         ReloadResult result = new ReloadResult(applied, needsRestart, pendingRestart);
         log.info("reload: applied {}, newly needs a restart {}, pending a restart {}", applied, needsRestart,
             pendingRestart);

@@ -33,8 +33,12 @@ import io.rmqgw.gateway.broker.StoreHostRequests;
 import io.rmqgw.gateway.broker.StoredRecordsHandler;
 import io.rmqgw.gateway.clients.ClientRegistry;
 import io.rmqgw.gateway.edge.NameGuard;
+import io.rmqgw.gateway.fanout.AnsweredSuccess;
+import io.rmqgw.gateway.fanout.Fanout;
+import io.rmqgw.gateway.fanout.FanoutRouteHandler;
 import io.rmqgw.gateway.namesrv.RouteAnswerHandler;
 import io.rmqgw.gateway.relay.HandlerTable;
+import io.rmqgw.gateway.relay.RequestHandler;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.ClusterView;
 import io.rmqgw.routing.RouteCache;
@@ -49,14 +53,34 @@ public final class HandlerTables {
     private HandlerTables() {
     }
 
-    /** The name-server role (the gateway's main port). */
+    /** The name-server role (the gateway's main port), without fan-out. */
     public static HandlerTable namesrv(BrokerListeners brokers, RouteCache routes, ClusterView cluster,
                                        GatewayMetrics metrics) {
+        return namesrv(brokers, routes, cluster, metrics, null);
+    }
+
+    /** The name-server role (the gateway's main port); {@code fanout} (may be null) answers the fan-out topic's route. */
+    public static HandlerTable namesrv(BrokerListeners brokers, RouteCache routes, ClusterView cluster,
+                                       GatewayMetrics metrics, Fanout fanout) {
         RouteAnswerHandler routeAnswers = new RouteAnswerHandler(brokers, routes, cluster, metrics);
         return HandlerTable.builder("namesrv")
             // broker addresses in the answer become the gateway's listeners; routes cached for outages;
-            // the ClusterView learns brokers and queues
-            .request(routeAnswers, GET_ROUTEINFO_BY_TOPIC, GET_BROKER_CLUSTER_INFO)
+            // the ClusterView learns brokers and queues; the fan-out topic's route is the gateway's own
+            .request(fanout == null ? routeAnswers : new FanoutRouteHandler(fanout, routeAnswers), GET_ROUTEINFO_BY_TOPIC)
+            .request(routeAnswers, GET_BROKER_CLUSTER_INFO)
+            .build();
+    }
+
+    /**
+     * The fan-out broker (served by the gateway, no upstream): sends to the fan-out topic are written to
+     * their destinations by {@code sends}; registrations answered; every other code REQUEST_CODE_NOT_SUPPORTED.
+     */
+    public static HandlerTable fanout(RequestHandler sends) {
+        return HandlerTable.builder("broker")
+            .request(sends, SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE)
+            // producers heartbeat every broker of their routes
+            .request(AnsweredSuccess.INSTANCE, HEART_BEAT, UNREGISTER_CLIENT)
+            .fallback(RequestHandler.NOT_SERVED)
             .build();
     }
 

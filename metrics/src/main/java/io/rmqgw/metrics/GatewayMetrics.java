@@ -1,6 +1,7 @@
 package io.rmqgw.metrics;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
@@ -84,6 +85,11 @@ public final class GatewayMetrics implements AutoCloseable {
         List.of("changed", "unchanged", "http_error", "timeout", "empty", "malformed", "unreachable");
 
     /** The {@code upstream} tag of the name-server listener's {@link ListenerMeters}, and a listener role. */
+    /** How a fan-out request ended: every part stored; refused before anything was sent; a part failed for good. */
+    public static final List<String> FANOUT_RESULTS = List.of("success", "refused", "failed");
+    /** Buckets of the parts (destination queues) one fan-out request is split into. */
+    static final double[] FANOUT_PARTS_BUCKETS = {1, 2, 4, 8, 16, 32, 64};
+
     public static final String NAMESRV = "namesrv";
     /** The role of the broker listeners. */
     public static final String BROKER = "broker";
@@ -142,6 +148,10 @@ public final class GatewayMetrics implements AutoCloseable {
     private JvmGcMetrics gcMetrics;
     private final LabelledCounters configReloads;
     private final LabelledCounters namesrvDiscovery;
+    private final LabelledCounters fanoutRequests;
+    private final DistributionSummary fanoutParts;
+    private final Counter fanoutPartialFailures;
+    private final Counter fanoutRetries;
 
     public GatewayMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -174,6 +184,21 @@ public final class GatewayMetrics implements AutoCloseable {
         for (String role : ROLES) {
             closedConnections(role);
         }
+        fanoutRequests = new LabelledCounters(registry, "rmqgw.fanout.requests",
+            "Sends to the fan-out topic, by result: success, refused (nothing sent), failed (a part failed for good)",
+            Tags.empty(), "result", FANOUT_RESULTS);
+        fanoutParts = DistributionSummary.builder("rmqgw.fanout.request")
+            .description("Parts (one batch per destination queue) a fan-out request was split into")
+            .baseUnit("parts")
+            .serviceLevelObjectives(FANOUT_PARTS_BUCKETS)
+            .publishPercentileHistogram(false)
+            .register(registry);
+        fanoutPartialFailures = Counter.builder("rmqgw.fanout.partial.failures")
+            .description("Fan-out requests answered with an error after some destinations had stored their messages")
+            .register(registry);
+        fanoutRetries = Counter.builder("rmqgw.fanout.part.retries")
+            .description("Fan-out parts sent again to another queue of their topic after a failure")
+            .register(registry);
         SerializeType[] encodings = SerializeType.values();
         headerConversions = new Counter[encodings.length * encodings.length];
         for (SerializeType from : encodings) {
@@ -622,6 +647,47 @@ public final class GatewayMetrics implements AutoCloseable {
 
     public double namesrvDiscoveries(String result) {
         return namesrvDiscovery.count(result);
+    }
+
+    // ---------------------------------------------------------------- fan-out
+
+    /** A fan-out request ended with {@code result} (one of {@link #FANOUT_RESULTS}) after {@code parts} parts (0 when refused). */
+    public void fanoutRequest(String result, int parts) {
+        fanoutRequests.counter(result).increment();
+        if (parts > 0) {
+            fanoutParts.record(parts);
+        }
+    }
+
+    /** A fan-out request failed after some of its destinations stored their messages. */
+    public void fanoutPartialFailure() {
+        fanoutPartialFailures.increment();
+    }
+
+    /** A fan-out part is sent again. */
+    public void fanoutRetry() {
+        fanoutRetries.increment();
+    }
+
+    public double fanoutRequests(String result) {
+        return fanoutRequests.count(result);
+    }
+
+    public double fanoutPartialFailures() {
+        return fanoutPartialFailures.count();
+    }
+
+    public double fanoutRetries() {
+        return fanoutRetries.count();
+    }
+
+    /** Requests recorded in the parts histogram, and their parts in total. */
+    public long fanoutPartsCount() {
+        return fanoutParts.count();
+    }
+
+    public double fanoutPartsTotal() {
+        return fanoutParts.totalAmount();
     }
 
     // ---------------------------------------------------------------- upstream health

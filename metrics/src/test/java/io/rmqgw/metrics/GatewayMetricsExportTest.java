@@ -109,9 +109,9 @@ class GatewayMetricsExportTest {
             assertEquals(gateway, bucketBounds(s, "rmqgw_request_gateway_duration_seconds_bucket", code), code);
             assertEquals(upstream, bucketBounds(s, "rmqgw_request_upstream_duration_seconds_bucket", code), code);
         }
-        // six codes, each histogram's buckets and nothing else
+        // six codes, each request histogram's buckets and nothing else (the fan-out parts histogram is per request)
         assertEquals(codes.length * (gateway.size() + upstream.size()),
-            Arrays.stream(s.split("\n")).filter(l -> l.contains("_bucket{")).count());
+            Arrays.stream(s.split("\n")).filter(l -> l.contains("_bucket{") && l.startsWith("rmqgw_request_")).count());
     }
 
     /** The le values of {@code bucket}{code=...} in exported order. */
@@ -227,6 +227,27 @@ class GatewayMetricsExportTest {
     }
 
     @Test
+    void fanoutMetersStartAtZeroThenCount() {
+        String before = metrics.scrape();
+        for (String result : GatewayMetrics.FANOUT_RESULTS) {
+            assertTrue(before.contains("rmqgw_fanout_requests_total{result=\"" + result + "\"} 0.0"), before);
+        }
+        assertTrue(before.contains("rmqgw_fanout_partial_failures_total 0.0"), before);
+        assertTrue(before.contains("rmqgw_fanout_part_retries_total 0.0"), before);
+        assertTrue(before.contains("rmqgw_fanout_request_parts_bucket{le=\"4.0\"} 0"), before);
+        metrics.fanoutRequest("success", 3);
+        metrics.fanoutRequest("refused", 0);
+        metrics.fanoutPartialFailure();
+        String after = metrics.scrape();
+        assertTrue(after.contains("rmqgw_fanout_requests_total{result=\"success\"} 1.0"), after);
+        assertTrue(after.contains("rmqgw_fanout_requests_total{result=\"refused\"} 1.0"), after);
+        assertTrue(after.contains("rmqgw_fanout_request_parts_bucket{le=\"2.0\"} 0"), after);
+        assertTrue(after.contains("rmqgw_fanout_request_parts_bucket{le=\"4.0\"} 1"), after);
+        assertTrue(after.contains("rmqgw_fanout_request_parts_count 1"), after);
+        assertTrue(after.contains("rmqgw_fanout_partial_failures_total 1.0"), after);
+    }
+
+    @Test
     void upstreamHealth() {
         metrics.namesrvUp("10.0.0.1:9876", true);
         metrics.namesrvUp("10.0.0.2:9876", false);
@@ -298,7 +319,8 @@ class GatewayMetricsExportTest {
             String name = m.group(1);
             switch (m.group(2)) {
                 case "counter" -> assertTrue(name.endsWith("_total"), name);
-                case "histogram" -> assertTrue(name.endsWith("_seconds"), name);
+                // durations in seconds; the one count histogram names its unit
+                case "histogram" -> assertTrue(name.endsWith("_seconds") || name.equals("rmqgw_fanout_request_parts"), name);
                 case "gauge" -> assertFalse(name.endsWith("_total"), name);
                 default -> { }
             }
@@ -306,7 +328,7 @@ class GatewayMetricsExportTest {
         assertTrue(seen > 10, "rmqgw meters exported: " + seen);
         // counters are exported as NAME_total samples
         for (String line : metrics.scrape().split("\n")) {
-            if (line.startsWith("rmqgw_") && !line.startsWith("rmqgw_request_")) {
+            if (line.startsWith("rmqgw_") && !line.startsWith("rmqgw_request_") && !line.startsWith("rmqgw_fanout_request_parts")) {
                 String name = line.substring(0, line.indexOf(line.contains("{") ? '{' : ' '));
                 assertTrue(name.endsWith("_total") || name.endsWith("_bytes") || name.endsWith("_up")
                     || name.endsWith("_connections"), name);

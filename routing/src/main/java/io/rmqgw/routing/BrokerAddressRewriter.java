@@ -1,6 +1,5 @@
 package io.rmqgw.routing;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
@@ -34,8 +33,6 @@ public final class BrokerAddressRewriter {
 
     static final String BROKER_ADDRS = "brokerAddrs";
     static final String FILTER_SERVER_TABLE = "filterServerTable";
-
-    private static final JsonFactory JSON = RouteJson.FACTORY;
 
     private BrokerAddressRewriter() {
     }
@@ -98,7 +95,7 @@ public final class BrokerAddressRewriter {
             if (json.length == 0) {
                 throw new MalformedRouteBodyException("route body is empty");
             }
-            try (JsonParser p = JSON.createParser(json)) {
+            try (JsonParser p = RouteJson.utf8Parser(json, "route")) {
                 JsonToken first = p.nextToken();
                 if (first == null) {
                     throw new MalformedRouteBodyException("route body is blank");
@@ -237,7 +234,8 @@ public final class BrokerAddressRewriter {
             char c = s.charAt(i);
             if (c == '"' || c == '\\') {
                 sb.append('\\').append(c);
-            } else if (c < 0x20) {
+            } else if (c < 0x20 || Character.isSurrogate(c)) {
+                // surrogates escaped: an unpaired one would otherwise be written as '?' by getBytes
                 sb.append(String.format("\\u%04x", (int) c));
             } else {
                 sb.append(c);

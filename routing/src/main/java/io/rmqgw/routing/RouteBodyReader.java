@@ -142,7 +142,7 @@ final class RouteBodyReader {
         if (body.length == 0) {
             throw new MalformedRouteBodyException(what + " body is empty");
         }
-        try (JsonParser p = RouteJson.FACTORY.createParser(body)) {
+        try (JsonParser p = RouteJson.utf8Parser(body, what)) {
             JsonToken first = p.nextToken();
             if (first != JsonToken.START_OBJECT) {
                 throw first == null ? new MalformedRouteBodyException(what + " body is blank")

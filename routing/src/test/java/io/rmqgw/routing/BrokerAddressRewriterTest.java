@@ -388,4 +388,16 @@ class BrokerAddressRewriterTest {
             assertEquals(List.of("0", "12", "-1"), names);
         }
     }
+
+    /** Found by RouteBodyFuzzTest: a UTF-16 body was read without byte offsets and failed with an IllegalStateException. */
+    @Test
+    void aUtf16BodyIsMalformed() {
+        byte[] utf16 = "{\"brokerDatas\":[]}".getBytes(StandardCharsets.UTF_16BE);
+        MalformedRouteBodyException e = assertThrows(MalformedRouteBodyException.class,
+            () -> BrokerAddressRewriter.rewrite(utf16, a -> "gw:1"));
+        assertTrue(e.getMessage().contains("not UTF-8"), e.getMessage());
+        assertThrows(MalformedRouteBodyException.class, () -> new ClusterView().learnRoute("T", utf16));
+        assertThrows(MalformedRouteBodyException.class,
+            () -> new ClusterView().learnClusterInfo("{}".getBytes(StandardCharsets.UTF_16LE)));
+    }
 }

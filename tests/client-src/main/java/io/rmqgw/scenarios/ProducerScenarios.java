@@ -243,6 +243,60 @@ final class ProducerScenarios {
     }
 
     /**
+     * One batch of --count messages to the gateway's fan-out topic (--topic): message i names its
+     * destinations in --destination-property (default RMQGW_DESTINATIONS), the i-th entry (cycled) of
+     * --destinations, entries separated by '|' (e.g. "A|B|A,B"); every message also carries the user
+     * properties seq=i and origin=fanout. One "sent" line per message, the answer's offsetMsgIds in the
+     * summary; a refused batch gives one "send-error" line per message.
+     */
+    static final class FanoutSend extends Base {
+        private final String property;
+        private final String[] destinations;
+
+        FanoutSend(Ctx ctx, String property, String destinations) {
+            super(ctx);
+            this.property = property;
+            this.destinations = destinations.split("\\|");
+        }
+
+        @Override
+        public boolean run(Json.Obj summary) throws Exception {
+            DefaultMQProducer p = start();
+            List<Message> batch = new ArrayList<>(ctx.count);
+            for (int i = 0; i < ctx.count; i++) {
+                Message m = ctx.message(i);
+                m.putUserProperty(property, destinations[i % destinations.length]);
+                m.putUserProperty("seq", Integer.toString(i));
+                m.putUserProperty("origin", "fanout");
+                batch.add(m);
+            }
+            SendResult r;
+            try {
+                r = p.send(batch);
+            } catch (Exception e) {
+                for (int i = 0; i < batch.size(); i++) {
+                    reportError(batch.get(i).getKeys(), i, e);
+                }
+                finish(summary);
+                return false;
+            }
+            String[] ids = r.getMsgId() == null ? new String[0] : r.getMsgId().split(",");
+            for (int i = 0; i < batch.size(); i++) {
+                ctx.out.emit(sentLine(ctx, batch.get(i).getKeys(), i, r, i < ids.length ? ids[i] : null, null)
+                    .put("destinations", destinations[i % destinations.length]));
+            }
+            boolean ok = r.getSendStatus() == SendStatus.SEND_OK;
+            if (ok) {
+                sent.addAndGet(batch.size());
+            } else {
+                failed.addAndGet(batch.size());
+            }
+            finish(summary).put("batchStatus", String.valueOf(r.getSendStatus())).put("offsetMsgIds", r.getOffsetMsgId());
+            return ok;
+        }
+    }
+
+    /**
      * Sync sends until --count succeeded or the deadline passed; reports every failed attempt.
      * With {@code --prime N} it first sends N messages (keys {@code <prefix>-prime-<i>}, one
      * "primed" line each; a failure there fails the scenario), so the producer holds a route;

@@ -36,6 +36,8 @@ public final class ScenarioMain {
         "  async-send          send --count messages with send(msg, callback); --max-in-flight (64)",
         "  oneway-send         send --count messages with sendOneway()",
         "  batch-send          send one batch of --count messages",
+        "  fanout-send         one batch of --count messages to a gateway's fan-out topic, message i naming",
+        "                      the i-th of --destinations \"A|B|A,B\" (cycled) in --destination-property",
         "  push-consume        push consumer (concurrently, --consume-threads 1) until --count distinct",
         "  lite-pull-consume   lite pull consumer until --count distinct",
         "  transaction         commit one message, leave one UNKNOW until the check-back commits it;",
@@ -133,6 +135,9 @@ public final class ScenarioMain {
                 return new ProducerScenarios.Oneway(ctx);
             case "batch-send":
                 return new ProducerScenarios.Batch(ctx);
+            case "fanout-send":
+                return new ProducerScenarios.FanoutSend(ctx, args.str("destination-property", "RMQGW_DESTINATIONS"),
+                    args.required("destinations"));
             case "send-until-success":
                 return new ProducerScenarios.UntilSuccess(ctx, args.longValue("interval-ms", 200),
                     args.integer("prime", 0), args.str("go-file", null));

@@ -5,6 +5,7 @@ import io.netty.util.concurrent.FastThreadLocal;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import org.apache.rocketmq.remoting.protocol.LanguageCode;
 
 /**
@@ -203,12 +204,15 @@ public final class BinaryToJson {
      * past what is written: see the bound in {@link #render}).
      */
     private static int escaped(byte[] a, int off, int len, byte[] o, int w) {
+        int start = w;
         int i = off;
         int end = off + len;
+        long high = 0;
         while (true) {
             while (end - i >= 8) {
                 long x = (long) LONG.get(a, i);
                 long t = needsEscape(x);
+                high |= x;
                 LONG.set(o, w, x);
                 if (t != 0) {
                     int plain = Long.numberOfTrailingZeros(t) >>> 3; // little-endian: the first flagged byte
@@ -220,10 +224,55 @@ public final class BinaryToJson {
                 w += 8;
             }
             if (i >= end) {
-                return w;
+                break;
             }
+            high |= a[i];
             w = escapedByte(a[i++], o, w);
         }
+        if ((high & HIGHS) != 0 && !wellFormedUtf8(a, off, end)) {
+            // copied as they are, malformed bytes would make JSON no one can read; rocketmq-remoting reads
+            // binary fields into Strings, each malformed sequence a U+FFFD: write what it would have read
+            byte[] decoded = new String(a, off, len, StandardCharsets.UTF_8).getBytes(StandardCharsets.UTF_8);
+            return escaped(decoded, 0, decoded.length, o, start);
+        }
+        return w;
+    }
+
+    /** Whether {@code a[off, end)} is well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or past U+10FFFF). */
+    static boolean wellFormedUtf8(byte[] a, int off, int end) {
+        for (int i = off; i < end; ) {
+            int lead = a[i] & 0xFF;
+            if (lead < 0x80) {
+                i++;
+                continue;
+            }
+            int n;
+            int min = 0x80;
+            int max = 0xBF;
+            if (lead >= 0xC2 && lead <= 0xDF) {
+                n = 2;
+            } else if (lead >= 0xE0 && lead <= 0xEF) {
+                n = 3;
+                min = lead == 0xE0 ? 0xA0 : 0x80;
+                max = lead == 0xED ? 0x9F : 0xBF;
+            } else if (lead >= 0xF0 && lead <= 0xF4) {
+                n = 4;
+                min = lead == 0xF0 ? 0x90 : 0x80;
+                max = lead == 0xF4 ? 0x8F : 0xBF;
+            } else {
+                return false;
+            }
+            if (end - i < n || (a[i + 1] & 0xFF) < min || (a[i + 1] & 0xFF) > max) {
+                return false;
+            }
+            for (int k = 2; k < n; k++) {
+                if ((a[i + k] & 0xC0) != 0x80) {
+                    return false;
+                }
+            }
+            i += n;
+        }
+        return true;
     }
 
     /**

@@ -146,6 +146,39 @@ class TranscodeTest {
         }
     }
 
+    /** Found by HeaderFuzzTest: malformed UTF-8 in a binary header was copied into the JSON as it was. */
+    @Test
+    void malformedUtf8InABinaryHeaderBecomesWhatRocketMqReads() throws Exception {
+        byte[] remark = {'r', (byte) 0xFF, (byte) 0xFE, 'k'};
+        byte[] value = {(byte) 0xC0, (byte) 0x80, 'v', (byte) 0xED, (byte) 0xA0, (byte) 0x80, (byte) 0xE2, (byte) 0x9C};
+        java.nio.ByteBuffer h = java.nio.ByteBuffer.allocate(21 + remark.length + 2 + 3 + 4 + value.length);
+        h.putShort((short) 310).put(LanguageCode.JAVA.getCode()).putShort((short) 453).putInt(7).putInt(0);
+        h.putInt(remark.length).put(remark);
+        h.putInt(2 + 3 + 4 + value.length).putShort((short) 3).put(utf8("key")).putInt(value.length).put(value);
+        byte[] binaryBytes = rawFrame(SerializeType.ROCKETMQ, h.array(), utf8("body"));
+        RemotingFrame binaryFrame = frame(binaryBytes);
+        ByteBuf json = HeaderTranscoder.transcode(ALLOC, binaryFrame, SerializeType.JSON);
+        RemotingFrame jsonFrame = frame(bytes(json));
+        try {
+            RemotingCommand expected = decodeWithRocketMq(binaryBytes);
+            assertEquals(new String(remark, java.nio.charset.StandardCharsets.UTF_8), expected.getRemark());
+            RemotingCommand fromJson = decodeWithRocketMq(bytes(json));
+            assertEquals(expected.getRemark(), fromJson.getRemark(), "rocketmq-remoting reads both alike");
+            assertEquals(expected.getExtFields(), fromJson.getExtFields());
+            CommandHeader back = HeaderTranscoder.decode(jsonFrame, HeaderKind.GENERIC);
+            try {
+                assertEquals(expected.getRemark(), back.remark());
+                assertEquals(expected.getExtFields().get("key"), back.get("key"));
+            } finally {
+                back.release();
+            }
+        } finally {
+            jsonFrame.release();
+            json.release();
+            binaryFrame.release();
+        }
+    }
+
     @Test
     void roundTripJsonBinaryJsonKeepsOrderAndValues() {
         String json = "{\"code\":310,\"extFields\":{\"n\":\"broker-a\",\"b\":\"TopicTest\",\"x\":\"\",\"a\":\"g\","

@@ -89,6 +89,11 @@ public final class BrokerListeners implements AutoCloseable {
         }
     }
 
+    /** Every real broker's store host to its gateway listener: for ids of messages the gateway stored itself. */
+    public StoreHostMapper storeHosts() {
+        return globalMapper;
+    }
+
     /** The advertised address of a broker whose listeners are bound, or null. */
     public String advertised(String brokerAddress) {
         CompletableFuture<String> f = listeners.get(brokerAddress);

@@ -329,6 +329,13 @@ public final class ConfigLoader {
         admin.put("listen", config.admin().listen().toString());
         admin.put("topic-labels", config.admin().topicLabels());
         admin.put("topic-label-limit", config.admin().topicLabelLimit());
+        ObjectNode fanout = root.putObject("fanout");
+        fanout.put("enabled", config.fanout().enabled());
+        fanout.put("topic", config.fanout().topic());
+        fanout.put("destination-property", config.fanout().destinationProperty());
+        fanout.put("sharding-key-property", config.fanout().shardingKeyProperty());
+        fanout.put("max-retries", config.fanout().maxRetries());
+        fanout.put("queues", config.fanout().queues());
         ObjectNode levels = root.putObject("logging").putObject("levels");
         config.logging().levelNames().forEach(levels::put);
         ArrayNode virtualQueues = root.putArray("virtual-queues");

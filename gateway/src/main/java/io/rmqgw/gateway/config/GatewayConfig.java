@@ -21,13 +21,15 @@ import java.util.Objects;
  * @param downstream     what the gateway sends to clients
  * @param names          topic and group name checks at the edge
  * @param logging        log levels by logger (applied by the process that owns the logging backend)
+ * @param fanout         multi-topic fan-out (off by default)
  * @param virtualQueues  consumer groups opted into virtual queues, one entry per group and topic (not active yet:
  *                       validated only)
  */
 public record GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
                             RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
                             EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream,
-                            NamesConfig names, LoggingConfig logging, List<VirtualQueueConfig> virtualQueues) {
+                            NamesConfig names, LoggingConfig logging, FanoutConfig fanout,
+                            List<VirtualQueueConfig> virtualQueues) {
 
     public static final int DEFAULT_MAX_FRAME_LENGTH = 16 * 1024 * 1024;
     public static final HostPort DEFAULT_LISTEN = new HostPort("127.0.0.1", 9876);
@@ -78,6 +80,7 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
         downstream = Objects.requireNonNullElse(downstream, DownstreamConfig.DEFAULT);
         names = Objects.requireNonNullElse(names, NamesConfig.DEFAULT);
         logging = Objects.requireNonNullElse(logging, LoggingConfig.DEFAULT);
+        fanout = Objects.requireNonNullElse(fanout, FanoutConfig.DEFAULT);
         if (admin.enabled()) {
             checkAdminPort(listen, brokerPorts, embedded, admin);
         }
@@ -90,9 +93,18 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
     public GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
                          RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
                          EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream, NamesConfig names,
+                         LoggingConfig logging, FanoutConfig fanout) {
+        this(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout, embedded, admin,
+            downstream, names, logging, fanout, null);
+    }
+
+    /** Without fan-out and virtual queues. */
+    public GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
+                         RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
+                         EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream, NamesConfig names,
                          LoggingConfig logging) {
         this(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout, embedded, admin,
-            downstream, names, logging, null);
+            downstream, names, logging, null, null);
     }
 
     /** Without {@code logging.levels}: the logging backend's own configuration applies. */
@@ -100,7 +112,7 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
                          RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
                          EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream, NamesConfig names) {
         this(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout, embedded, admin,
-            downstream, names, null);
+            downstream, names, null, null);
     }
 
     /**
@@ -176,19 +188,25 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
     /** A copy with the name servers replaced (the embedded cluster supplies its own). */
     public GatewayConfig withNamesrv(List<HostPort> namesrv) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream.withNamesrv(namesrv),
-            routes, maxFrameLength, drainTimeout, embedded, admin, downstream, names, logging, virtualQueues);
+            routes, maxFrameLength, drainTimeout, embedded, admin, downstream, names, logging, fanout, virtualQueues);
     }
 
     /** A copy with other log levels. */
     public GatewayConfig withLogging(LoggingConfig levels) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, levels, virtualQueues);
+            embedded, admin, downstream, names, levels, fanout, virtualQueues);
     }
 
     /** A copy with other upstream settings. */
     public GatewayConfig withUpstream(UpstreamConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, replacement, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, virtualQueues);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues);
+    }
+
+    /** A copy with other fan-out settings. */
+    public GatewayConfig withFanout(FanoutConfig replacement) {
+        return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
+            embedded, admin, downstream, names, logging, replacement, virtualQueues);
     }
 
     /** {@code advertise-host:port} of the listen port: what clients put in {@code namesrvAddr}. */

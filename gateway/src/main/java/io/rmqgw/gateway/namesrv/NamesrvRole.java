@@ -24,9 +24,15 @@ public final class NamesrvRole implements UpstreamRole {
     private final Readiness readiness;
 
     public NamesrvRole(RelayContext context, BrokerListeners brokers, RouteCache routes, Readiness readiness) {
+        this(context, brokers, routes, readiness, null);
+    }
+
+    /** @param fanout answers the fan-out topic's route (null: no fan-out) */
+    public NamesrvRole(RelayContext context, BrokerListeners brokers, RouteCache routes, Readiness readiness,
+                       io.rmqgw.gateway.fanout.Fanout fanout) {
         this.context = context;
         this.metrics = context.metrics();
-        this.handlers = HandlerTables.namesrv(brokers, routes, context.cluster(), metrics);
+        this.handlers = HandlerTables.namesrv(brokers, routes, context.cluster(), metrics, fanout);
         this.readiness = readiness;
     }
 

@@ -108,6 +108,11 @@ class ClientConnectionDefencesTest {
     void connectionsPastTheLimitsAreRefusedAndCounted() throws Exception {
         gateway = TestGateway.builder().namesrv(namesrv.address()).connectionLimits(0, 2).start();
         try (RawClient first = RawClient.connect(port()); RawClient second = RawClient.connect(port())) {
+            // accepts run on several event loops: let the first two be admitted before the third comes
+            for (RawClient c : List.of(first, second)) {
+                c.send(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(9).bytes());
+                assertEquals(9, c.read().opaque());
+            }
             try (RawClient third = RawClient.connect(port())) {
                 third.assertClosedBy(Duration.ofSeconds(5));
             }

@@ -3,6 +3,7 @@ package io.rmqgw.gateway.testing;
 import io.rmqgw.gateway.Gateway;
 import io.rmqgw.gateway.config.AdminConfig;
 import io.rmqgw.gateway.config.DownstreamConfig;
+import io.rmqgw.gateway.config.FanoutConfig;
 import io.rmqgw.gateway.config.GatewayConfig;
 import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.NamesConfig;
@@ -105,6 +106,13 @@ public final class TestGateway implements AutoCloseable {
         private Integer maxConnectionsPerAddress;
         private NamesConfig names = new NamesConfig(false, null, null, null);
         private AdminConfig admin = AdminConfig.DISABLED;
+        private FanoutConfig fanout;
+
+        /** Multi-topic fan-out settings (default: off). */
+        public Builder fanout(FanoutConfig fanout) {
+            this.fanout = fanout;
+            return this;
+        }
 
         public Builder namesrv(String... addresses) {
             namesrv.addAll(List.of(addresses));
@@ -187,7 +195,8 @@ public final class TestGateway implements AutoCloseable {
                 GatewayConfig config = new GatewayConfig(new HostPort("127.0.0.1", listen), "127.0.0.1", brokerPorts,
                     new UpstreamConfig(upstreams, connectTimeout, requestTimeout, longPollTimeout, headerEncoding),
                     new RouteCacheConfig(routeTtl), maxFrameLength, drainTimeout, null, admin,
-                    new DownstreamConfig(responseEncoding, idleTimeout, frameTimeout, maxConnections, maxConnectionsPerAddress), names);
+                    new DownstreamConfig(responseEncoding, idleTimeout, frameTimeout, maxConnections, maxConnectionsPerAddress), names,
+                    null, fanout);
                 GatewayMetrics metrics = GatewayMetrics.inMemory();
                 try {
                     return new TestGateway(Gateway.start(config, metrics), metrics, brokerPorts);

@@ -1,0 +1,38 @@
+package io.rmqgw.gateway.fanout;
+
+import io.netty.buffer.ByteBuf;
+import io.rmqgw.codec.frame.Frames;
+import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.RequestHandler;
+import org.apache.rocketmq.remoting.protocol.ResponseCode;
+
+/**
+ * HEART_BEAT and UNREGISTER_CLIENT on the fan-out broker: answered SUCCESS. Producers heartbeat every
+ * broker of their routes; the fan-out broker keeps no client state, so there is nothing to record.
+ */
+public final class AnsweredSuccess implements RequestHandler {
+
+    public static final AnsweredSuccess INSTANCE = new AnsweredSuccess();
+
+    private AnsweredSuccess() {
+    }
+
+    @Override
+    public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
+        try {
+            if (!request.isOneway()) {
+                session.answerLocally(Frames.errorResponse(session.client().alloc(), request.opaque(),
+                    session.answerEncoding(request.encoding()), ResponseCode.SUCCESS, null));
+            }
+            return null;
+        } finally {
+            request.release();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "answered SUCCESS";
+    }
+}
