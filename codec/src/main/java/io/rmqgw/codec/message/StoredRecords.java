@@ -37,6 +37,9 @@ public final class StoredRecords {
     static final int STOREHOST_V6_FLAG = 1 << 5;
 
     static final int MAGIC_CODE_OFFSET = 4;
+    static final int QUEUEID_OFFSET = 12;
+    static final int QUEUEOFFSET_OFFSET = 20;
+    static final int PHYSICALOFFSET_OFFSET = 28;
     static final int SYSFLAG_OFFSET = 36;
     static final int BORNHOST_OFFSET = 48;
     /** Fixed fields, IPv4 hosts, empty body, topic and properties, v1 topic length. */
@@ -100,11 +103,88 @@ public final class StoredRecords {
     }
 
     /**
+     * The TOTALSIZE of the well-formed record starting at {@code pos}, or -1 when no well-formed record
+     * starts there or it does not end before the buffer's writer index.
+     */
+    public static int recordLength(ByteBuf buf, int pos) {
+        int available = buf.writerIndex() - pos;
+        if (pos < 0 || available < MIN_RECORD_LENGTH || bodyLengthOffset(buf, pos, available) < 0) {
+            return -1;
+        }
+        return buf.getInt(pos);
+    }
+
+    /** QUEUEID of the record at {@code pos} (checked by {@link #recordLength} first). */
+    public static int queueId(ByteBuf buf, int pos) {
+        return buf.getInt(pos + QUEUEID_OFFSET);
+    }
+
+    /** QUEUEOFFSET of the record at {@code pos}: its place in its consume queue. */
+    public static long queueOffset(ByteBuf buf, int pos) {
+        return buf.getLong(pos + QUEUEOFFSET_OFFSET);
+    }
+
+    /** PHYSICALOFFSET of the record at {@code pos}: its commit-log offset, what CONSUMER_SEND_MSG_BACK names. */
+    public static long commitLogOffset(ByteBuf buf, int pos) {
+        return buf.getLong(pos + PHYSICALOFFSET_OFFSET);
+    }
+
+    /** RECONSUMETIMES of the well-formed record at {@code pos}, or -1 when no well-formed record starts there. */
+    public static int reconsumeTimes(ByteBuf buf, int pos) {
+        int at = reconsumeTimesOffset(buf, pos);
+        return at < 0 ? -1 : buf.getInt(pos + at);
+    }
+
+    /**
+     * Rewrites, in place, what a record says about where it was delivered: QUEUEID, QUEUEOFFSET and
+     * RECONSUMETIMES (none is covered by the body CRC). Every other byte stays as it is. Used when a
+     * record is delivered on a queue other than the one it was stored in (virtual queues).
+     *
+     * @return false, with nothing written, when no well-formed record starts at {@code pos} or the buffer is read-only
+     */
+    public static boolean setDelivery(ByteBuf buf, int pos, int queueId, long queueOffset, int reconsumeTimes) {
+        int at = reconsumeTimesOffset(buf, pos);
+        if (at < 0 || buf.isReadOnly()) {
+            return false;
+        }
+        buf.setInt(pos + QUEUEID_OFFSET, queueId);
+        buf.setLong(pos + QUEUEOFFSET_OFFSET, queueOffset);
+        buf.setInt(pos + at, reconsumeTimes);
+        return true;
+    }
+
+    /** Offset of RECONSUMETIMES in the well-formed record at {@code pos}, or -1. */
+    private static int reconsumeTimesOffset(ByteBuf buf, int pos) {
+        int available = buf.writerIndex() - pos;
+        if (pos < 0 || available < MIN_RECORD_LENGTH) {
+            return -1;
+        }
+        int bodyLengthAt = bodyLengthOffset(buf, pos, available);
+        // PREPAREDTRANSACTIONOFFSET (8) and RECONSUMETIMES (4) sit right before BODYLENGTH
+        return bodyLengthAt < 0 ? -1 : bodyLengthAt - 12;
+    }
+
+    /**
      * Checks the record at {@code pos} ({@code available} bytes left, at least
      * {@link #MIN_RECORD_LENGTH}) and returns the offset of its IPv4 STOREHOST in it, 0 when its store
      * host is IPv6, or -1 when it is not a well-formed record.
      */
     private static int storeHostOffset(ByteBuf buf, int pos, int available) {
+        int bodyLengthAt = bodyLengthOffset(buf, pos, available);
+        if (bodyLengthAt < 0) {
+            return -1;
+        }
+        boolean storeHostV6 = (buf.getInt(pos + SYSFLAG_OFFSET) & STOREHOST_V6_FLAG) != 0;
+        // STOREHOST, then RECONSUMETIMES (4) and PREPAREDTRANSACTIONOFFSET (8), then BODYLENGTH
+        return storeHostV6 ? 0 : bodyLengthAt - 12 - 8;
+    }
+
+    /**
+     * Checks the record at {@code pos} ({@code available} bytes left, at least
+     * {@link #MIN_RECORD_LENGTH}) and returns the offset of its BODYLENGTH field in it, or -1 when it
+     * is not a well-formed record.
+     */
+    private static int bodyLengthOffset(ByteBuf buf, int pos, int available) {
         int total = buf.getInt(pos);
         if (total < MIN_RECORD_LENGTH || total > available) {
             return -1;
@@ -141,6 +221,6 @@ public final class StoredRecords {
         if (propertiesLength < 0 || propertiesLengthAt + 2 + propertiesLength != total) {
             return -1;
         }
-        return storeHostV6 ? 0 : storeHost;
+        return bodyLengthAt;
     }
 }

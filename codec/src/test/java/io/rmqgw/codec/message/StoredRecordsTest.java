@@ -2,6 +2,7 @@ package io.rmqgw.codec.message;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
@@ -323,6 +324,78 @@ class StoredRecordsTest {
         long allocated = threads.getThreadAllocatedBytes(thread) - before;
         assertEquals(32 * 10_000, total);
         assertTrue(allocated < 64 * 1024, "allocated " + allocated + " bytes for 320,000 records");
+    }
+
+    // ---- reading fields and re-addressing a delivery (virtual queues) ----
+
+    @Test
+    void readsTheFieldsOfEachRecord() throws Exception {
+        MessageExt[] messages = {
+            message("10.0.0.1", 10911, "127.0.0.1", 3, 100L),
+            message("10.0.0.2", 10911, "::1", 5, 200L),
+            message("2001:db8::2", 10911, "::1", 7, 300L),
+        };
+        ByteBuf body = Unpooled.wrappedBuffer(concat(messages));
+        int pos = 0;
+        for (MessageExt m : messages) {
+            int length = StoredRecords.recordLength(body, pos);
+            assertEquals(MessageDecoder.encode(m, false).length, length);
+            assertEquals(m.getQueueId(), StoredRecords.queueId(body, pos));
+            assertEquals(m.getQueueOffset(), StoredRecords.queueOffset(body, pos));
+            assertEquals(m.getCommitLogOffset(), StoredRecords.commitLogOffset(body, pos));
+            assertEquals(m.getReconsumeTimes(), StoredRecords.reconsumeTimes(body, pos));
+            pos += length;
+        }
+        assertEquals(body.writerIndex(), pos);
+        assertEquals(-1, StoredRecords.recordLength(body, pos), "nothing after the last record");
+        assertEquals(-1, StoredRecords.recordLength(body.copy(0, body.getInt(0) - 1), 0), "a truncated record is not one");
+        assertEquals(-1, StoredRecords.recordLength(body, 1), "no record starts there");
+        assertEquals(-1, StoredRecords.reconsumeTimes(Unpooled.wrappedBuffer(new byte[200]), 0));
+    }
+
+    @Test
+    void setDeliveryChangesOnlyQueueIdOffsetAndReconsumeTimes() throws Exception {
+        for (String[] hosts : new String[][] {{"10.0.0.1", "127.0.0.1"}, {"10.0.0.1", "::1"}, {"2001:db8::2", "::1"}}) {
+            MessageExt original = message(hosts[0], 10911, hosts[1], 3, 4242L);
+            byte[] v1 = MessageDecoder.encode(original, false);
+            for (byte[] before : new byte[][] {v1, toMagicCodeV2(v1, original)}) {
+                ByteBuf body = Unpooled.wrappedBuffer(concat(new byte[17], before));
+
+                assertTrue(StoredRecords.setDelivery(body, 17, 9, 123_456_789_012L, 5));
+
+                ByteBuf record = body.slice(17, before.length);
+                MessageExt m = MessageDecoder.decode(record.nioBuffer(), true, false, false);
+                assertEquals(9, m.getQueueId());
+                assertEquals(123_456_789_012L, m.getQueueOffset());
+                assertEquals(5, m.getReconsumeTimes());
+                assertEquals(original.getTopic(), m.getTopic());
+                assertArrayEquals(original.getBody(), m.getBody());
+                assertEquals(original.getCommitLogOffset(), m.getCommitLogOffset());
+                assertEquals(original.getStoreHost(), m.getStoreHost());
+                assertEquals(original.getProperties(), m.getProperties());
+                int reconsumeAt = StoredRecordsTest.storeHostOffset(original)
+                    + ((original.getSysFlag() & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG) == 0 ? 8 : 20);
+                byte[] now = bytes(record);
+                for (int i = 0; i < before.length; i++) {
+                    boolean patched = (i >= 12 && i < 16) || (i >= 20 && i < 28) || (i >= reconsumeAt && i < reconsumeAt + 4);
+                    if (!patched) {
+                        assertEquals(before[i], now[i], "byte " + i);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void setDeliveryRefusesWhatIsNotARecord() throws Exception {
+        byte[] record = MessageDecoder.encode(message("10.0.0.1", 10911, "127.0.0.1", 0, 1L), false);
+        ByteBuf truncated = Unpooled.wrappedBuffer(Arrays.copyOf(record, record.length - 1));
+        assertFalse(StoredRecords.setDelivery(truncated, 0, 1, 1, 1));
+        assertArrayEquals(Arrays.copyOf(record, record.length - 1), bytes(truncated));
+        ByteBuf readOnly = Unpooled.wrappedBuffer(record.clone()).asReadOnly();
+        assertFalse(StoredRecords.setDelivery(readOnly, 0, 1, 1, 1));
+        assertFalse(StoredRecords.setDelivery(Unpooled.wrappedBuffer(record.clone()), 1, 1, 1, 1));
+        assertFalse(StoredRecords.setDelivery(Unpooled.wrappedBuffer(record.clone()), -1, 1, 1, 1));
     }
 
     // ---- helpers ----

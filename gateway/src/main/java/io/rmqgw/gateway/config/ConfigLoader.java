@@ -338,6 +338,19 @@ public final class ConfigLoader {
         fanout.put("queues", config.fanout().queues());
         ObjectNode levels = root.putObject("logging").putObject("levels");
         config.logging().levelNames().forEach(levels::put);
+        ArrayNode virtualQueues = root.putArray("virtual-queues");
+        for (VirtualQueueConfig v : config.virtualQueues()) {
+            ObjectNode entry = virtualQueues.addObject();
+            entry.put("group", v.group());
+            entry.put("topic", v.topic());
+            entry.put("per-real-queue", v.perRealQueue());
+            entry.put("window-size", v.windowSize());
+            entry.put("window-bytes", v.windowBytes());
+            entry.put("max-leases-per-queue", v.maxLeasesPerQueue());
+            entry.put("lease-timeout", formatDuration(v.leaseTimeout()));
+            entry.put("lease-deadline", formatDuration(v.leaseDeadline()));
+            entry.put("max-deliveries", v.maxDeliveries());
+        }
         try {
             return MAPPER.writeValueAsString(root);
         } catch (IOException e) {
@@ -485,7 +498,10 @@ public final class ConfigLoader {
         String path = e instanceof JsonMappingException m ? pathOf(m.getPath()) : "";
         ConfigException c = find(e, ConfigException.class);
         if (c != null) {
-            // records know their own path; values parsed by the loader learn it from Jackson
+            // records know their own path; values parsed by the loader learn it from Jackson, list entries their index
+            if (c.isRelative()) {
+                return new ConfigException(path.isEmpty() ? c.path() : path + "." + c.path(), c.reason());
+            }
             return c.path().isEmpty() ? new ConfigException(path, c.reason()) : c;
         }
         if (e instanceof UnrecognizedPropertyException u) {

@@ -22,11 +22,14 @@ import java.util.Objects;
  * @param names          topic and group name checks at the edge
  * @param logging        log levels by logger (applied by the process that owns the logging backend)
  * @param fanout         multi-topic fan-out (off by default)
+ * @param virtualQueues  consumer groups opted into virtual queues, one entry per group and topic (not active yet:
+ *                       validated only)
  */
 public record GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
                             RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
                             EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream,
-                            NamesConfig names, LoggingConfig logging, FanoutConfig fanout) {
+                            NamesConfig names, LoggingConfig logging, FanoutConfig fanout,
+                            List<VirtualQueueConfig> virtualQueues) {
 
     public static final int DEFAULT_MAX_FRAME_LENGTH = 16 * 1024 * 1024;
     public static final HostPort DEFAULT_LISTEN = new HostPort("127.0.0.1", 9876);
@@ -81,15 +84,27 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
         if (admin.enabled()) {
             checkAdminPort(listen, brokerPorts, embedded, admin);
         }
+        virtualQueues = virtualQueues == null ? List.of() : virtualQueues;
+        checkVirtualQueues(virtualQueues);
+        virtualQueues = List.copyOf(virtualQueues);
     }
 
-    /** Without fan-out. */
+    /** Without virtual queues. */
+    public GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
+                         RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
+                         EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream, NamesConfig names,
+                         LoggingConfig logging, FanoutConfig fanout) {
+        this(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout, embedded, admin,
+            downstream, names, logging, fanout, null);
+    }
+
+    /** Without fan-out and virtual queues. */
     public GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
                          RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
                          EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream, NamesConfig names,
                          LoggingConfig logging) {
         this(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout, embedded, admin,
-            downstream, names, logging, null);
+            downstream, names, logging, null, null);
     }
 
     /** Without {@code logging.levels}: the logging backend's own configuration applies. */
@@ -117,6 +132,22 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
                          EmbeddedConfig embedded) {
         this(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout, embedded,
             AdminConfig.DISABLED);
+    }
+
+    private static void checkVirtualQueues(List<VirtualQueueConfig> virtualQueues) {
+        for (int i = 0; i < virtualQueues.size(); i++) {
+            VirtualQueueConfig entry = virtualQueues.get(i);
+            if (entry == null) {
+                throw new ConfigException("virtual-queues[" + i + "]", "must be a mapping with group and topic");
+            }
+            for (int j = 0; j < i; j++) {
+                VirtualQueueConfig earlier = virtualQueues.get(j);
+                if (earlier.group().equals(entry.group()) && earlier.topic().equals(entry.topic())) {
+                    throw new ConfigException("virtual-queues[" + i + "]", "group " + entry.group() + " on topic "
+                        + entry.topic() + " is already listed at virtual-queues[" + j + "]");
+                }
+            }
+        }
     }
 
     private static void checkAdminPort(HostPort listen, PortRange brokerPorts, EmbeddedConfig embedded, AdminConfig admin) {
@@ -157,25 +188,25 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
     /** A copy with the name servers replaced (the embedded cluster supplies its own). */
     public GatewayConfig withNamesrv(List<HostPort> namesrv) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream.withNamesrv(namesrv),
-            routes, maxFrameLength, drainTimeout, embedded, admin, downstream, names, logging, fanout);
+            routes, maxFrameLength, drainTimeout, embedded, admin, downstream, names, logging, fanout, virtualQueues);
     }
 
     /** A copy with other log levels. */
     public GatewayConfig withLogging(LoggingConfig levels) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, levels, fanout);
+            embedded, admin, downstream, names, levels, fanout, virtualQueues);
     }
 
     /** A copy with other upstream settings. */
     public GatewayConfig withUpstream(UpstreamConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, replacement, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues);
     }
 
     /** A copy with other fan-out settings. */
     public GatewayConfig withFanout(FanoutConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, replacement);
+            embedded, admin, downstream, names, logging, replacement, virtualQueues);
     }
 
     /** {@code advertise-host:port} of the listen port: what clients put in {@code namesrvAddr}. */

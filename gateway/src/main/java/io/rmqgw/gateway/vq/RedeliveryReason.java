@@ -1,0 +1,22 @@
+package io.rmqgw.gateway.vq;
+
+/** Why a lease ended without an acknowledgement (and its message became available again, or dead). */
+public enum RedeliveryReason {
+    /** The holder's connection closed or unregistered the group. */
+    HOLDER_GONE("holder_gone"),
+    /** The holder neither pulled nor committed on the virtual queue for the lease timeout. */
+    IDLE("idle"),
+    /** The lease reached its hard deadline. */
+    DEADLINE("deadline");
+
+    private final String label;
+
+    RedeliveryReason(String label) {
+        this.label = label;
+    }
+
+    /** A small, fixed metric tag. */
+    public String label() {
+        return label;
+    }
+}

@@ -1,0 +1,66 @@
+package io.rmqgw.gateway.vq;
+
+import io.netty.buffer.ByteBuf;
+
+/** One message of a window; mutable, owned by the group's event loop. */
+final class WindowMessage {
+
+    enum State {
+        /** Waiting for a pull: never delivered (in its window's fresh queue) or to be redelivered. */
+        AVAILABLE,
+        /** Delivered on a virtual queue, not acknowledged yet. */
+        LEASED,
+        /** Delivered too often: waiting for, or in, its send to the DLQ. */
+        DEAD_LETTER,
+        /** Acknowledged (or dead-lettered): holds no bytes, only its place until the window slides past it. */
+        ACKED,
+        /** Its window was dropped (queue removed, group closed). */
+        DROPPED
+    }
+
+    final Window window;
+    final long offset;
+    final int size;
+    final long fetchedAtNanos;
+    final int storedReconsumeTimes;
+    final long commitLogOffset;
+    /** The stored record, a retained slice; null once acknowledged or dropped. */
+    ByteBuf record;
+    State state = State.AVAILABLE;
+    int deliveries;
+
+    // the current lease, while LEASED
+    VirtualQueue leasedOn;
+    long virtualOffset;
+    long holder;
+    long deadlineNanos;
+
+    /** DEAD_LETTER only: handed to the wiring by takeDeadLetters, outcome not reported yet. */
+    boolean deadLetterReported;
+
+    WindowMessage(Window window, long offset, ByteBuf record, long fetchedAtNanos, int storedReconsumeTimes,
+                  long commitLogOffset) {
+        this.window = window;
+        this.offset = offset;
+        this.record = record;
+        this.size = record.readableBytes();
+        this.fetchedAtNanos = fetchedAtNanos;
+        this.storedReconsumeTimes = storedReconsumeTimes;
+        this.commitLogOffset = commitLogOffset;
+    }
+
+    /** Gives the record's bytes back; idempotent. */
+    void releaseRecord() {
+        if (record != null) {
+            record.release();
+            record = null;
+            window.heldBytes -= size;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return window.queue + "@" + offset + " " + state + (state == State.LEASED
+            ? " on " + leasedOn.id + "@" + virtualOffset + " by " + holder : "") + " x" + deliveries;
+    }
+}
