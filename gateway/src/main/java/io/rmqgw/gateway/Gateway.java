@@ -9,6 +9,7 @@ import io.rmqgw.gateway.broker.BrokerListeners;
 import io.rmqgw.gateway.config.GatewayConfig;
 import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.fanout.Fanout;
+import io.rmqgw.gateway.vq.VirtualQueues;
 import io.rmqgw.gateway.config.HostPort;
 import io.rmqgw.gateway.namesrv.ClusterDiscovery;
 import io.rmqgw.gateway.namesrv.NamesrvRole;
@@ -53,11 +54,12 @@ public final class Gateway implements AutoCloseable {
     private final UpstreamPool upstreamPool;
     private final RouteQueries routeQueries;
     private final Fanout fanout;
+    private final VirtualQueues virtualQueues;
     private volatile boolean closed;
 
     private Gateway(GatewayConfig config, GatewayMetrics metrics, Transport transport, RelayContext context,
                     BrokerListeners brokers, Channel listener, Readiness readiness, AdminServer admin,
-                    UpstreamPool upstreamPool, RouteQueries routeQueries, Fanout fanout) {
+                    UpstreamPool upstreamPool, RouteQueries routeQueries, Fanout fanout, VirtualQueues virtualQueues) {
         this.config = config;
         this.metrics = metrics;
         this.transport = transport;
@@ -69,6 +71,7 @@ public final class Gateway implements AutoCloseable {
         this.upstreamPool = upstreamPool;
         this.routeQueries = routeQueries;
         this.fanout = fanout;
+        this.virtualQueues = virtualQueues;
         if (admin != null) {
             String advertised = config.advertiseHost() + ":" + listenAddress().getPort();
             admin.namesrvAddress(() -> advertised);
@@ -104,6 +107,9 @@ public final class Gateway implements AutoCloseable {
             UpstreamPool pool = new UpstreamPool(context); // dials nothing until used
             RouteQueries routeQueries = new RouteQueries(pool, context);
             Fanout fanout = new Fanout(config.fanout(), brokers, context, pool, routeQueries, brokers.storeHosts());
+            VirtualQueues virtualQueues = new VirtualQueues(config.virtualQueues(), brokers, context, pool, routeQueries,
+                config.advertiseHost() + ":" + config.listen().port());
+            context.servedGroups(virtualQueues);
 
             Channel listener = new ServerBootstrap()
                 .group(transport.boss(), transport.workers())
@@ -112,12 +118,12 @@ public final class Gateway implements AutoCloseable {
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, Transport.WATER_MARK)
                 .childHandler(RelaySession.clientInitializer(context, metrics.namesrvListener(),
-                    new NamesrvRole(context, brokers, routes, readiness, fanout)))
+                    new NamesrvRole(context, brokers, routes, readiness, fanout, virtualQueues::shapeRoute)))
                 .bind(config.listen().host(), config.listen().port())
                 .sync()
                 .channel();
             Gateway gateway = new Gateway(config, metrics, transport, context, brokers, listener, readiness, admin,
-                pool, routeQueries, fanout);
+                pool, routeQueries, fanout, virtualQueues);
             if (config.fanout().enabled()) {
                 fanout.bindListener();
             }
@@ -166,6 +172,11 @@ public final class Gateway implements AutoCloseable {
         return fanout;
     }
 
+    /** Virtual queues: the opted-in groups' consumers and the broker the gateway serves for their topics. */
+    public VirtualQueues virtualQueues() {
+        return virtualQueues;
+    }
+
     /** Client connections by client id and group. */
     public ClientRegistry clients() {
         return context.clients();
@@ -207,6 +218,10 @@ public final class Gateway implements AutoCloseable {
             fanout.settings(next.fanout());
             applied.add("fanout");
         }
+        if (!current.virtualQueues().equals(next.virtualQueues())) {
+            virtualQueues.settings(next.virtualQueues());
+            applied.add("virtual-queues");
+        }
         if (!current.admin().topicLabels().equals(next.admin().topicLabels())
             || !current.admin().topicLabelLimit().equals(next.admin().topicLabelLimit())) {
             metrics.topicLabels(next.admin().topicLabels(), next.admin().topicLabelLimit());
@@ -230,8 +245,8 @@ public final class Gateway implements AutoCloseable {
         config = new GatewayConfig(current.listen(), current.advertiseHost(), current.brokerPorts(), next.upstream(),
             current.routes(), current.maxFrameLength(), next.drainTimeout(), current.embedded(),
             new io.rmqgw.gateway.config.AdminConfig(current.admin().enabled(), current.admin().listen(),
-                next.admin().topicLabels(), next.admin().topicLabelLimit()), next.downstream(), next.names(), null,
-            next.fanout());
+                next.admin().topicLabels(), next.admin().topicLabelLimit()), next.downstream(), next.names(),
+            current.logging(), next.fanout(), next.virtualQueues());
         ReloadResult result = new ReloadResult(applied, needsRestart, pendingRestart);
         log.info("reload: applied {}, newly needs a restart {}, pending a restart {}", applied, needsRestart,
             pendingRestart);
@@ -370,6 +385,7 @@ public final class Gateway implements AutoCloseable {
             log.warn("stopping with {} requests still in flight after {} ms", abandoned, drain.toMillis());
         }
         context.closeAll();
+        virtualQueues.close(); // pushes the real commits while the pool still runs
         upstreamPool.close();
         transport.close(Duration.ofMillis(100));
         if (admin != null) {

@@ -5,6 +5,8 @@ import static org.apache.rocketmq.remoting.protocol.RequestCode.CONSUMER_SEND_MS
 import static org.apache.rocketmq.remoting.protocol.RequestCode.CONSUME_MESSAGE_DIRECTLY;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.GET_BROKER_CLUSTER_INFO;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.GET_CONSUMER_LIST_BY_GROUP;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.GET_MAX_OFFSET;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.GET_MIN_OFFSET;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.GET_ROUTEINFO_BY_TOPIC;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.HEART_BEAT;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.LITE_PULL_MESSAGE;
@@ -29,6 +31,10 @@ import io.rmqgw.gateway.broker.ClientRegistration;
 import io.rmqgw.gateway.broker.NameCheckedHandler;
 import io.rmqgw.gateway.broker.PullHandler;
 import io.rmqgw.gateway.broker.SendHandler;
+import io.rmqgw.gateway.broker.ServedGroupFilter;
+import io.rmqgw.gateway.clients.ServedGroups;
+import io.rmqgw.gateway.namesrv.RouteShaper;
+import java.util.function.Supplier;
 import io.rmqgw.gateway.broker.StoreHostRequests;
 import io.rmqgw.gateway.broker.StoredRecordsHandler;
 import io.rmqgw.gateway.clients.ClientRegistry;
@@ -62,7 +68,16 @@ public final class HandlerTables {
     /** The name-server role (the gateway's main port); {@code fanout} (may be null) answers the fan-out topic's route. */
     public static HandlerTable namesrv(BrokerListeners brokers, RouteCache routes, ClusterView cluster,
                                        GatewayMetrics metrics, Fanout fanout) {
-        RouteAnswerHandler routeAnswers = new RouteAnswerHandler(brokers, routes, cluster, metrics);
+        return namesrv(brokers, routes, cluster, metrics, fanout, RouteShaper.NONE);
+    }
+
+    /**
+     * The name-server role (the gateway's main port); {@code fanout} (may be null) answers the fan-out topic's
+     * route, {@code shaper} changes routes last (virtual-queue topics get the gateway's own broker).
+     */
+    public static HandlerTable namesrv(BrokerListeners brokers, RouteCache routes, ClusterView cluster,
+                                       GatewayMetrics metrics, Fanout fanout, RouteShaper shaper) {
+        RouteAnswerHandler routeAnswers = new RouteAnswerHandler(brokers, routes, cluster, metrics, shaper);
         return HandlerTable.builder("namesrv")
             // broker addresses in the answer become the gateway's listeners; routes cached for outages;
             // the ClusterView learns brokers and queues; the fan-out topic's route is the gateway's own
@@ -85,12 +100,39 @@ public final class HandlerTables {
     }
 
     /**
+     * The virtual-queue broker (served by the gateway, no upstream): consumers of the opted-in groups pull,
+     * commit and register there, all answered by {@code consumers}; every other code REQUEST_CODE_NOT_SUPPORTED.
+     */
+    public static HandlerTable virtualBroker(RequestHandler consumers) {
+        return HandlerTable.builder("broker")
+            // leases on virtual queues (long polls held by the gateway), commits acknowledging them
+            .request(consumers, PULL_MESSAGE, UPDATE_CONSUMER_OFFSET, QUERY_CONSUMER_OFFSET, GET_MAX_OFFSET,
+                GET_MIN_OFFSET, CONSUMER_SEND_MSG_BACK)
+            // the group's members as the gateway knows them; every client heartbeats every broker of its routes
+            .request(consumers, HEART_BEAT, UNREGISTER_CLIENT, GET_CONSUMER_LIST_BY_GROUP)
+            // orderly groups are refused with a reason
+            .request(consumers, LOCK_BATCH_MQ, UNLOCK_BATCH_MQ)
+            .fallback(RequestHandler.NOT_SERVED)
+            .build();
+    }
+
+    /**
      * The broker role (the gateway ports of the broker at {@code brokerAddress}); {@code storeHosts}
      * maps store hosts to the gateway, {@code clients} learns which client is on which connection.
      */
     public static HandlerTable broker(String brokerAddress, StoreHostMapper storeHosts, ClientRegistry clients) {
+        return broker(brokerAddress, storeHosts, clients, () -> ServedGroups.NONE);
+    }
+
+    /**
+     * The broker role; {@code served} names the groups the gateway stands for on the brokers (virtual queues):
+     * their registrations stop at the gateway and their member lists are the gateway's.
+     */
+    public static HandlerTable broker(String brokerAddress, StoreHostMapper storeHosts, ClientRegistry clients,
+                                      Supplier<ServedGroups> served) {
         StoreHostRequests recordsToClients = new StoreHostRequests(storeHosts);
         ClientRegistration registration = new ClientRegistration(brokerAddress, clients);
+        RequestHandler consumerLists = new NameCheckedHandler(NameGuard::checkConsumerGroup);
         return HandlerTable.builder("broker")
             // names checked on the typed header; offsetMsgIds in the answer point at the gateway
             .request(new SendHandler(storeHosts, true), SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE)
@@ -102,10 +144,12 @@ public final class HandlerTables {
             // names checked, then relayed as they are
             .request(new NameCheckedHandler(NameGuard::checkOffsetRequest), QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET)
             .request(new NameCheckedHandler(NameGuard::checkSendBack), CONSUMER_SEND_MSG_BACK)
-            .request(new NameCheckedHandler(NameGuard::checkConsumerGroup), GET_CONSUMER_LIST_BY_GROUP)
+            // a served group's member list is the gateway's (ServedGroupFilter)
+            .request(new ServedGroupFilter(served, registration, consumerLists), GET_CONSUMER_LIST_BY_GROUP)
             .request(new NameCheckedHandler(NameGuard::checkBody), LOCK_BATCH_MQ, UNLOCK_BATCH_MQ)
             // names checked; the client's groups recorded (ClientRegistry), then relayed as they are
-            .request(registration, HEART_BEAT, UNREGISTER_CLIENT)
+            // served groups (virtual queues) taken out of heartbeats first: brokers see the gateway as their member
+            .request(new ServedGroupFilter(served, registration, consumerLists), HEART_BEAT, UNREGISTER_CLIENT)
             // requests the broker sends to a client: records and ids point at the gateway
             .upstreamRequest(recordsToClients::checkBack, CHECK_TRANSACTION_STATE)
             .upstreamRequest(recordsToClients::consumeDirectly, CONSUME_MESSAGE_DIRECTLY)

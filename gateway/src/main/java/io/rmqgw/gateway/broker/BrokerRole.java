@@ -19,7 +19,7 @@ final class BrokerRole implements UpstreamRole {
     BrokerRole(String brokerAddress, StoreHostMapper storeHosts, RelayContext context) {
         this.brokerAddress = brokerAddress;
         this.targets = List.of(brokerAddress);
-        this.handlers = HandlerTables.broker(brokerAddress, storeHosts, context.clients());
+        this.handlers = HandlerTables.broker(brokerAddress, storeHosts, context.clients(), context::servedGroups);
         this.metrics = context.metrics();
     }
 

@@ -30,9 +30,18 @@ public final class NamesrvRole implements UpstreamRole {
     /** @param fanout answers the fan-out topic's route (null: no fan-out) */
     public NamesrvRole(RelayContext context, BrokerListeners brokers, RouteCache routes, Readiness readiness,
                        io.rmqgw.gateway.fanout.Fanout fanout) {
+        this(context, brokers, routes, readiness, fanout, RouteShaper.NONE);
+    }
+
+    /**
+     * @param fanout answers the fan-out topic's route (null: no fan-out)
+     * @param shaper changes topic routes last (virtual queues)
+     */
+    public NamesrvRole(RelayContext context, BrokerListeners brokers, RouteCache routes, Readiness readiness,
+                       io.rmqgw.gateway.fanout.Fanout fanout, RouteShaper shaper) {
         this.context = context;
         this.metrics = context.metrics();
-        this.handlers = HandlerTables.namesrv(brokers, routes, context.cluster(), metrics, fanout);
+        this.handlers = HandlerTables.namesrv(brokers, routes, context.cluster(), metrics, fanout, shaper);
         this.readiness = readiness;
     }
 

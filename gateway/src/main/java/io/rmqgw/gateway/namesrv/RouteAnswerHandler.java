@@ -51,12 +51,20 @@ public final class RouteAnswerHandler implements RequestHandler {
     private final RouteCache routes;
     private final ClusterView cluster;
     private final GatewayMetrics metrics;
+    private final RouteShaper shaper;
 
     public RouteAnswerHandler(BrokerListeners brokers, RouteCache routes, ClusterView cluster, GatewayMetrics metrics) {
+        this(brokers, routes, cluster, metrics, RouteShaper.NONE);
+    }
+
+    /** @param shaper changes topic routes last (virtual queues); {@link RouteShaper#NONE} for none */
+    public RouteAnswerHandler(BrokerListeners brokers, RouteCache routes, ClusterView cluster, GatewayMetrics metrics,
+                              RouteShaper shaper) {
         this.brokers = brokers;
         this.routes = routes;
         this.cluster = cluster;
         this.metrics = metrics;
+        this.shaper = shaper;
     }
 
     @Override
@@ -105,6 +113,16 @@ public final class RouteAnswerHandler implements RequestHandler {
                     return;
                 }
                 byte[] rewritten = BrokerAddressRewriter.rewrite(body, brokers::advertised).body();
+                if (context instanceof RouteRequest route && route.topic() != null) {
+                    try {
+                        rewritten = shaper.shape(route.topic(), route.dialect(), rewritten, body);
+                    } catch (MalformedRouteBodyException e) {
+                        session.writeToClient(Frames.errorResponse(session.client().alloc(), response.opaque(),
+                            answerEncoding, RemotingSysResponseCode.SYSTEM_ERROR,
+                            "gateway could not read the name server's answer: " + e.getMessage()));
+                        return;
+                    }
+                }
                 metrics.routeRewritten();
                 if (context instanceof RouteRequest route && route.topic() != null) {
                     routes.put(route.topic(), route.dialect(), rewritten);

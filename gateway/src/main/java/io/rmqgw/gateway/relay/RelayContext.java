@@ -1,12 +1,14 @@
 package io.rmqgw.gateway.relay;
 
 import io.rmqgw.gateway.clients.ClientRegistry;
+import io.rmqgw.gateway.clients.ServedGroups;
 import io.rmqgw.gateway.config.DownstreamConfig;
 import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.ClusterView;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -26,6 +28,7 @@ public final class RelayContext {
     private final Set<RelaySession> sessions = ConcurrentHashMap.newKeySet();
     private final ClusterView cluster = new ClusterView();
     private final ClientRegistry clients = new ClientRegistry();
+    private volatile ServedGroups servedGroups = ServedGroups.NONE;
     private final ConnectionLimits connections = new ConnectionLimits();
     private volatile DownstreamConfig downstream = DownstreamConfig.DEFAULT;
 
@@ -50,6 +53,15 @@ public final class RelayContext {
     /** Client connections by client id and group, from their heartbeats. */
     public ClientRegistry clients() {
         return clients;
+    }
+
+    /** The consumer groups the gateway stands for on the real brokers (virtual queues). */
+    public ServedGroups servedGroups() {
+        return servedGroups;
+    }
+
+    public void servedGroups(ServedGroups groups) {
+        this.servedGroups = Objects.requireNonNull(groups, "groups");
     }
 
     /** Opens upstream connections. */

@@ -7,7 +7,9 @@ public enum RedeliveryReason {
     /** The holder neither pulled nor committed on the virtual queue for the lease timeout. */
     IDLE("idle"),
     /** The lease reached its hard deadline. */
-    DEADLINE("deadline");
+    DEADLINE("deadline"),
+    /** The holder gave the message back (CONSUMER_SEND_MSG_BACK: its consumer asked to consume it later). */
+    GAVE_BACK("gave_back");
 
     private final String label;
 

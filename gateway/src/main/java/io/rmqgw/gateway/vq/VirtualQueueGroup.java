@@ -415,6 +415,31 @@ public final class VirtualQueueGroup {
         return available > 0;
     }
 
+    /** Messages a pull would find now (fresh or to be redelivered): held pulls share them. */
+    public int available() {
+        return available;
+    }
+
+    /**
+     * The holder gave a leased message back (its consumer answered RECONSUME_LATER and sent
+     * CONSUMER_SEND_MSG_BACK, which names the message by its commit-log offset): it is delivered again, or
+     * dead-lettered once delivered {@code max-deliveries} times. Counts as the holder's activity on the queue.
+     *
+     * @return false when the holder holds no lease on a message at that commit-log offset
+     */
+    public boolean giveBack(long holder, long commitLogOffset) {
+        checkOpen();
+        for (WindowMessage m : leasesByAge) {
+            if (m.holder == holder && m.commitLogOffset == commitLogOffset) {
+                m.leasedOn.lastActivity.put(holder, nanoClock.getAsLong());
+                endLease(m);
+                returnOrDeadLetter(m, RedeliveryReason.GAVE_BACK);
+                return true;
+            }
+        }
+        return false;
+    }
+
     // ---------------------------------------------------------------- what the wiring carries out
 
     /**

@@ -66,7 +66,7 @@ class VirtualQueueModelProperties {
         }
     }
 
-    sealed interface Op permits Produce, Fetch, PullOp, CommitOp, Disconnect, Tick, DeadLetters, Restart, Rebalance {
+    sealed interface Op permits Produce, Fetch, PullOp, CommitOp, GiveBack, Disconnect, Tick, DeadLetters, Restart, Rebalance {
     }
 
     record Produce(int queue, int count, boolean someFiltered, boolean large) implements Op {
@@ -79,6 +79,10 @@ class VirtualQueueModelProperties {
     }
 
     record CommitOp(int holder, int virtualQueue, int percent) implements Op {
+    }
+
+    /** The client's consumer asks for its oldest held message on the queue later (CONSUMER_SEND_MSG_BACK). */
+    record GiveBack(int holder, int virtualQueue) implements Op {
     }
 
     record Disconnect(int holder, boolean forget) implements Op {
@@ -124,6 +128,7 @@ class VirtualQueueModelProperties {
         Statistics.label("lease ended: deadline").coverage(c -> c.check(true).percentage(p -> p > 10));
         Statistics.label("lease ended: idle").coverage(c -> c.check(true).percentage(p -> p > 15));
         Statistics.label("lease ended: holder_gone").coverage(c -> c.check(true).percentage(p -> p > 30));
+        Statistics.label("lease ended: gave_back").coverage(c -> c.check(true).percentage(p -> p > 15));
     }
 
     @Provide
@@ -150,13 +155,14 @@ class VirtualQueueModelProperties {
         Arbitrary<Op> pull = Combinators.combine(holder, virtualQueue, Arbitraries.integers().between(1, 5)).as(PullOp::new);
         Arbitrary<Op> commit = Combinators.combine(holder, virtualQueue, Arbitraries.integers().between(0, 100))
             .as(CommitOp::new);
+        Arbitrary<Op> giveBack = Combinators.combine(holder, virtualQueue).as(GiveBack::new);
         Arbitrary<Op> disconnect = Combinators.combine(holder, bool).as(Disconnect::new);
         Arbitrary<Op> tick = Arbitraries.integers().between(0, 15_000).map(Tick::new);
         Arbitrary<Op> deadLetters = bool.map(DeadLetters::new);
         Arbitrary<Op> restart = Arbitraries.just(new Restart());
         Arbitrary<Op> rebalance = queue.map(Rebalance::new);
         Arbitrary<Op> any = Arbitraries.frequencyOf(
-            Tuple.of(6, produce), Tuple.of(8, fetch), Tuple.of(12, pull), Tuple.of(8, commit), Tuple.of(2, disconnect),
+            Tuple.of(6, produce), Tuple.of(8, fetch), Tuple.of(12, pull), Tuple.of(8, commit), Tuple.of(2, giveBack), Tuple.of(2, disconnect),
             Tuple.of(5, tick), Tuple.of(3, deadLetters), Tuple.of(1, restart), Tuple.of(1, rebalance));
         return any.list().ofMinSize(20).ofMaxSize(250).withSizeDistribution(RandomDistribution.uniform());
     }
@@ -261,6 +267,8 @@ class VirtualQueueModelProperties {
                 pull(clients.get(p.holder()), virtualQueue(p.virtualQueue()), p.max());
             } else if (op instanceof CommitOp c) {
                 commit(clients.get(c.holder()), virtualQueue(c.virtualQueue()), c.percent());
+            } else if (op instanceof GiveBack g) {
+                giveBack(clients.get(g.holder()), virtualQueue(g.virtualQueue()));
             } else if (op instanceof Disconnect d) {
                 disconnect(clients.get(d.holder()), d.forget());
             } else if (op instanceof Tick t) {
@@ -403,6 +411,21 @@ class VirtualQueueModelProperties {
             consumed.addAll(below.values());
             below.clear();
             group.commit(virtualQueue, c.connection, offset);
+        }
+
+        /** Gives back the oldest message it holds there: not consumed, so it must come again (or go to the DLQ). */
+        void giveBack(Client c, int virtualQueue) {
+            ClientQueue cq = c.queues.get(virtualQueue);
+            if (cq == null || cq.received.isEmpty()) {
+                return;
+            }
+            Map.Entry<Long, Key> oldest = cq.received.pollFirstEntry();
+            Key key = oldest.getValue();
+            boolean held = group.giveBack(c.connection, Records.commitLogOffset(key.queue(), key.offset()));
+            if (held) {
+                assertFalse(group.giveBack(c.connection, Records.commitLogOffset(key.queue(), key.offset())),
+                    "a message given back is no longer leased to its holder");
+            }
         }
 
         void disconnect(Client c, boolean forget) {

@@ -1,0 +1,668 @@
+package io.rmqgw.gateway.vq;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufInputStream;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.util.AttributeKey;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.rmqgw.codec.frame.Frames;
+import io.rmqgw.codec.frame.HeaderCodec;
+import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.codec.frame.RemotingHeader;
+import io.rmqgw.codec.message.StoreHostMapper;
+import io.rmqgw.codec.message.StoredRecords;
+import io.rmqgw.gateway.config.VirtualQueueConfig;
+import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.routing.ClusterView;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.rocketmq.remoting.protocol.RequestCode;
+import org.apache.rocketmq.remoting.protocol.ResponseCode;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One group on one topic served on virtual queues: the gateway consumes the real queues it owns as a
+ * clustering member of the real group (its own heartbeats, rebalance, pulls and commits over the pooled
+ * upstream connections) and leases what it fetched to the group's clients through a {@link VirtualQueueGroup}.
+ * Every method runs on the owner's event loop ({@link VirtualQueues#loop}).
+ *
+ * <p>Consumption starts when the first client of the group registers on the virtual broker (its heartbeat
+ * says what it subscribes to), and goes on while the gateway runs: the real commits only ever cover what
+ * clients acknowledged, so a stop or crash costs redelivery of at most the window, never a loss.
+ */
+public final class VirtualConsumer {
+
+    private static final Logger log = LoggerFactory.getLogger(VirtualConsumer.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final AttributeKey<Long> HOLDER = AttributeKey.valueOf("rmqgw.vq.holder");
+    private static final AtomicLong HOLDERS = new AtomicLong();
+
+    // PullSysFlag
+    private static final int FLAG_COMMIT_OFFSET = 1;
+    private static final int FLAG_SUSPEND = 1 << 1;
+    private static final int FLAG_SUBSCRIPTION = 1 << 2;
+
+    private static final int FETCH_BATCH = 32;
+    private static final long BROKER_SUSPEND_MILLIS = 15_000;
+    private static final long MAX_CLIENT_HOLD_MILLIS = 20_000;
+    private static final long REBALANCE_MILLIS = 3_000;
+    private static final long ROUTE_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(30);
+    private static final long TICK_MILLIS = 100;
+    private static final long RETRY_MILLIS = 1_000;
+
+    /** A client's pull with nothing to lease yet, answered when messages arrive or its hold ends. */
+    private record HeldPull(RelaySession session, int opaque, SerializeType encoding, int virtualQueue, long holder,
+                            long offset, int maxMessages, long deadlineNanos) {
+    }
+
+    private final VirtualQueueConfig config;
+    private final VirtualQueues owner;
+    private final VirtualQueueGroup group;
+    private final ArrayDeque<HeldPull> held = new ArrayDeque<>();
+    private final Set<RealQueue> fetching = new HashSet<>();
+    private final Set<RealQueue> adding = new HashSet<>();
+    private final Set<Long> watched = new HashSet<>();
+    private Subscription subscription = Subscription.ALL;
+    private volatile int virtualQueueCount;
+    private boolean started;
+    private boolean rebalancing;
+    private boolean closed;
+    private long routeRefreshedNanos;
+    private long ticks;
+    private ScheduledFuture<?> tick;
+    private ScheduledFuture<?> rebalance;
+
+    VirtualConsumer(VirtualQueueConfig config, VirtualQueues owner) {
+        this.config = config;
+        this.owner = owner;
+        this.group = new VirtualQueueGroup(config, System::nanoTime, PooledByteBufAllocator.DEFAULT);
+    }
+
+    public VirtualQueueConfig config() {
+        return config;
+    }
+
+    /** The virtual queues offered now (per-real-queue times the real queues owned); readable from any thread. */
+    public int virtualQueueCount() {
+        return virtualQueueCount;
+    }
+
+    /** A snapshot of the window and leases (on the owner's loop). */
+    public VirtualQueueStats stats() {
+        return group.stats();
+    }
+
+    /** Breaks of the state machine's rules (on the owner's loop): must be empty. */
+    public List<String> checkInvariants() {
+        return group.checkInvariants();
+    }
+
+    Subscription subscription() {
+        return subscription;
+    }
+
+    /** A client's route request for the topic: starts rebalancing early when consumption has started. */
+    void routeAsked() {
+        // nothing to do before a member registers: the subscription is not known yet
+    }
+
+    // ---------------------------------------------------------------- clients
+
+    /** A client of the group registered (heartbeat on the virtual broker) with {@code s}: consumption starts. */
+    void member(Subscription s) {
+        if (closed) {
+            return;
+        }
+        if (s != null && !s.equals(subscription)) {
+            subscription = s;
+        }
+        if (!started) {
+            started = true;
+            log.info("virtual queues: {} on {} starts consuming as {} (subscription {})", config.group(), config.topic(),
+                owner.clientId(), subscription.expression());
+            tick = owner.loop().scheduleWithFixedDelay(this::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
+            rebalance = owner.loop().scheduleWithFixedDelay(this::rebalance, 0, REBALANCE_MILLIS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** The connection's holder id: one per client connection, for the life of the connection. */
+    static long holderOf(Channel channel) {
+        Long id = channel.attr(HOLDER).get();
+        if (id == null) {
+            Long fresh = HOLDERS.incrementAndGet();
+            id = channel.attr(HOLDER).setIfAbsent(fresh);
+            id = id == null ? fresh : id;
+        }
+        return id;
+    }
+
+    /** Ends a holder's leases when its connection closes. */
+    private void watch(long holder, Channel channel) {
+        if (watched.add(holder)) {
+            channel.closeFuture().addListener(f -> owner.loop().execute(() -> holderGone(holder)));
+        }
+    }
+
+    /** PULL_MESSAGE on a virtual queue: leases and answers now, or holds the pull (long polling). */
+    void pull(RelaySession session, int opaque, SerializeType encoding, int virtualQueue, long offset, int maxMessages,
+              int sysFlag, long commitOffset, long suspendMillis) {
+        Channel channel = session.client();
+        long holder = holderOf(channel);
+        watch(holder, channel);
+        if (closed) {
+            answerNotFound(session, opaque, encoding, offset);
+            return;
+        }
+        if ((sysFlag & FLAG_COMMIT_OFFSET) != 0 && commitOffset >= 0) {
+            acknowledged(group.commit(virtualQueue, holder, commitOffset));
+        }
+        Pull p = group.pull(virtualQueue, holder, offset, share(maxMessages, 0));
+        if (p.status() == Pull.Status.FOUND) {
+            answerFound(session, opaque, encoding, p);
+        } else if (p.status() == Pull.Status.OFFSET_INVALID || (sysFlag & FLAG_SUSPEND) == 0 || suspendMillis <= 0) {
+            answerNotFound(session, opaque, encoding, p.nextOffset());
+        } else {
+            long hold = Math.min(suspendMillis, MAX_CLIENT_HOLD_MILLIS);
+            held.addLast(new HeldPull(session, opaque, encoding, virtualQueue, holder, Math.max(offset, p.nextOffset()),
+                maxMessages, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(hold)));
+        }
+    }
+
+    /** UPDATE_CONSUMER_OFFSET on a virtual queue: acknowledges the connection's leases below {@code offset}. */
+    void commit(Channel channel, int virtualQueue, long offset) {
+        long holder = holderOf(channel);
+        watch(holder, channel);
+        if (!closed) {
+            acknowledged(group.commit(virtualQueue, holder, offset));
+        }
+    }
+
+    /** The head of a virtual queue (QUERY_CONSUMER_OFFSET, GET_MAX_OFFSET). */
+    long head(int virtualQueue) {
+        return closed ? 0 : group.headOffset(virtualQueue);
+    }
+
+    /** CONSUMER_SEND_MSG_BACK for a leased message: delivered again (or dead-lettered). */
+    boolean giveBack(Channel channel, long commitLogOffset) {
+        if (closed) {
+            return false;
+        }
+        boolean found = group.giveBack(holderOf(channel), commitLogOffset);
+        if (found) {
+            sendDeadLetters();
+            wakeHeld();
+        }
+        return found;
+    }
+
+    /** The connection closed (or unregistered the group): its leases end, its held pulls go. */
+    void holderGone(long holder) {
+        watched.remove(holder);
+        held.removeIf(h -> h.holder() == holder);
+        if (!closed && group.holderGone(holder) > 0) {
+            sendDeadLetters();
+            wakeHeld();
+        }
+    }
+
+    /** Pulls waiting share what is available: each takes its part, at least one message. */
+    private int share(int maxMessages, int others) {
+        int available = group.available();
+        int part = others <= 0 ? available : (available + others) / (others + 1);
+        return Math.max(1, Math.min(maxMessages, part));
+    }
+
+    private void acknowledged(int count) {
+        if (count > 0) {
+            fetchAll(); // the windows may have room again
+            wakeHeld(); // lease limits may have lifted
+        }
+    }
+
+    private void wakeHeld() {
+        if (held.isEmpty() || closed) {
+            return;
+        }
+        int waiting = held.size();
+        Iterator<HeldPull> it = held.iterator();
+        while (it.hasNext() && group.hasAvailable()) {
+            HeldPull h = it.next();
+            waiting--;
+            Pull p = group.pull(h.virtualQueue(), h.holder(), h.offset(), share(h.maxMessages(), waiting));
+            if (p.status() == Pull.Status.FOUND) {
+                it.remove();
+                answerFound(h.session(), h.opaque(), h.encoding(), p);
+            } else if (p.status() == Pull.Status.OFFSET_INVALID) {
+                it.remove();
+                answerNotFound(h.session(), h.opaque(), h.encoding(), p.nextOffset());
+            }
+        }
+    }
+
+    private void answerFound(RelaySession session, int opaque, SerializeType encoding, Pull p) {
+        ByteBuf records = p.records();
+        StoreHostMapper storeHosts = owner.storeHosts();
+        if (storeHosts != null) {
+            StoredRecords.rewriteStoreHosts(records, storeHosts);
+        }
+        Map<String, String> ext = new HashMap<>();
+        ext.put("suggestWhichBrokerId", "0");
+        ext.put("nextBeginOffset", Long.toString(p.nextOffset()));
+        ext.put("minOffset", "0");
+        ext.put("maxOffset", Long.toString(p.nextOffset()));
+        session.writeToClient(Frames.encode(session.client().alloc(),
+            RemotingHeader.response(opaque, ResponseCode.SUCCESS, null).withExtFields(ext), encoding, records));
+    }
+
+    private void answerNotFound(RelaySession session, int opaque, SerializeType encoding, long next) {
+        Map<String, String> ext = new HashMap<>();
+        ext.put("suggestWhichBrokerId", "0");
+        ext.put("nextBeginOffset", Long.toString(next));
+        ext.put("minOffset", "0");
+        ext.put("maxOffset", Long.toString(next));
+        session.writeToClient(Frames.encode(session.client().alloc(),
+            RemotingHeader.response(opaque, ResponseCode.PULL_NOT_FOUND, "no new message on the virtual queue")
+                .withExtFields(ext), encoding, null));
+    }
+
+    // ---------------------------------------------------------------- timers
+
+    private void tick() {
+        if (closed) {
+            return;
+        }
+        long now = System.nanoTime();
+        for (Iterator<HeldPull> it = held.iterator(); it.hasNext(); ) {
+            HeldPull h = it.next();
+            if (now - h.deadlineNanos() >= 0) {
+                it.remove();
+                answerNotFound(h.session(), h.opaque(), h.encoding(), Math.max(h.offset(), group.headOffset(h.virtualQueue())));
+            }
+        }
+        if (++ticks % (1000 / TICK_MILLIS) == 0) {
+            if (group.expireLeases() > 0) {
+                wakeHeld();
+            }
+            sendDeadLetters();
+            pushCommits();
+            fetchAll();
+        }
+    }
+
+    // ---------------------------------------------------------------- rebalance among gateways
+
+    private void rebalance() {
+        if (closed || rebalancing) {
+            return;
+        }
+        ClusterView cluster = owner.context().cluster();
+        long now = System.nanoTime();
+        if (!cluster.knowsTopic(config.topic()) || now - routeRefreshedNanos > ROUTE_REFRESH_NANOS) {
+            routeRefreshedNanos = now;
+            rebalancing = true;
+            owner.routes().refresh(config.topic(), owner.loop()).addListener(f -> {
+                rebalancing = false;
+                if (!f.isSuccess()) {
+                    log.warn("virtual queues: route of {} not refreshed: {}", config.topic(), f.cause().getMessage());
+                } else if (cluster.knowsTopic(config.topic())) {
+                    rebalance();
+                }
+            });
+            return;
+        }
+        List<RealQueue> all = new ArrayList<>();
+        for (ClusterView.QueueRef q : cluster.readableQueues(config.topic())) {
+            all.add(new RealQueue(q.brokerName(), q.queueId()));
+        }
+        all.sort((a, b) -> a.brokerName().equals(b.brokerName()) ? Integer.compare(a.queueId(), b.queueId())
+            : a.brokerName().compareTo(b.brokerName()));
+        Optional<String> master = all.stream().map(q -> cluster.masterAddress(q.brokerName()))
+            .flatMap(Optional::stream).findFirst();
+        if (master.isEmpty()) {
+            return;
+        }
+        rebalancing = true;
+        owner.pool().broker(master.get()).request(RequestCode.GET_CONSUMER_LIST_BY_GROUP,
+            Map.of("consumerGroup", config.group()), null, owner.context().upstream().requestTimeoutNanos(), owner.loop())
+            .addListener(f -> {
+                rebalancing = false;
+                if (!f.isSuccess()) {
+                    log.debug("virtual queues: members of {} not read: {}", config.group(), f.cause().getMessage());
+                    return;
+                }
+                List<String> members = consumerIds((RemotingFrame) f.getNow());
+                if (!members.contains(owner.clientId())) {
+                    // not registered there yet (first round, or the broker restarted): heartbeat, then next round
+                    owner.heartbeatAll();
+                    return;
+                }
+                members.sort(String::compareTo);
+                assign(allocate(all, members, owner.clientId()));
+            });
+    }
+
+    /** The consumerIdList of a GET_CONSUMER_LIST_BY_GROUP answer (empty unless SUCCESS); releases the answer. */
+    private static List<String> consumerIds(RemotingFrame answer) {
+        try {
+            List<String> ids = new ArrayList<>();
+            if (answer.code() != ResponseCode.SUCCESS || answer.bodyLength() == 0) {
+                return ids;
+            }
+            JsonNode body = JSON.readTree(new ByteBufInputStream(answer.bodySlice()));
+            body.path("consumerIdList").forEach(id -> ids.add(id.asText()));
+            return ids;
+        } catch (IOException e) {
+            return new ArrayList<>();
+        } finally {
+            answer.release();
+        }
+    }
+
+    /** The averaging allocation every gateway computes alike: contiguous shares, the first ones one larger. */
+    static List<RealQueue> allocate(List<RealQueue> all, List<String> members, String me) {
+        int index = members.indexOf(me);
+        List<RealQueue> mine = new ArrayList<>();
+        if (index < 0 || all.isEmpty()) {
+            return mine;
+        }
+        int n = members.size();
+        int base = all.size() / n;
+        int extra = all.size() % n;
+        int start = index * base + Math.min(index, extra);
+        int size = base + (index < extra ? 1 : 0);
+        for (int i = 0; i < size; i++) {
+            mine.add(all.get(start + i));
+        }
+        return mine;
+    }
+
+    private void assign(List<RealQueue> mine) {
+        if (closed) {
+            return;
+        }
+        for (RealQueue owned : List.copyOf(group.realQueues())) {
+            if (!mine.contains(owned)) {
+                RealCommit last = group.removeRealQueue(owned);
+                log.info("virtual queues: {} on {} gives up {} (another gateway takes it)", config.group(),
+                    config.topic(), owned);
+                if (last != null) {
+                    pushCommit(last);
+                }
+            }
+        }
+        for (RealQueue q : mine) {
+            if (!group.realQueues().contains(q) && adding.add(q)) {
+                startQueue(q);
+            }
+        }
+        virtualQueueCount = group.virtualQueueCount();
+    }
+
+    /** Starts owning {@code q} from the real group's committed offset (or the queue's end for a new group). */
+    private void startQueue(RealQueue q) {
+        Optional<String> master = owner.context().cluster().masterAddress(q.brokerName());
+        if (master.isEmpty()) {
+            adding.remove(q);
+            return;
+        }
+        Map<String, String> ext = Map.of("consumerGroup", config.group(), "topic", config.topic(),
+            "queueId", Integer.toString(q.queueId()));
+        owner.pool().broker(master.get()).request(RequestCode.QUERY_CONSUMER_OFFSET, ext, null,
+            owner.context().upstream().requestTimeoutNanos(), owner.loop()).addListener(f -> {
+                if (!f.isSuccess()) {
+                    adding.remove(q);
+                    return;
+                }
+                RemotingFrame answer = (RemotingFrame) f.getNow();
+                long offset;
+                int code;
+                try {
+                    code = answer.code();
+                    offset = code == ResponseCode.SUCCESS ? longField(answer, "offset", -1) : -1;
+                } finally {
+                    answer.release();
+                }
+                if (offset >= 0) {
+                    own(q, offset);
+                } else if (code == ResponseCode.QUERY_NOT_FOUND) {
+                    startAtEnd(q, master.get());
+                } else {
+                    adding.remove(q);
+                }
+            });
+    }
+
+    private void startAtEnd(RealQueue q, String master) {
+        owner.pool().broker(master).request(RequestCode.GET_MAX_OFFSET,
+            Map.of("topic", config.topic(), "queueId", Integer.toString(q.queueId())), null,
+            owner.context().upstream().requestTimeoutNanos(), owner.loop()).addListener(f -> {
+                if (!f.isSuccess()) {
+                    adding.remove(q);
+                    return;
+                }
+                RemotingFrame answer = (RemotingFrame) f.getNow();
+                long offset;
+                try {
+                    offset = answer.code() == ResponseCode.SUCCESS ? longField(answer, "offset", -1) : -1;
+                } finally {
+                    answer.release();
+                }
+                if (offset >= 0) {
+                    own(q, offset);
+                } else {
+                    adding.remove(q);
+                }
+            });
+    }
+
+    private void own(RealQueue q, long offset) {
+        adding.remove(q);
+        if (closed || !group.addRealQueue(q, offset)) {
+            return;
+        }
+        virtualQueueCount = group.virtualQueueCount();
+        log.info("virtual queues: {} on {} owns {} from offset {} ({} virtual queues)", config.group(), config.topic(),
+            q, offset, virtualQueueCount);
+        fetch(q);
+    }
+
+    // ---------------------------------------------------------------- fetching the real queues
+
+    private void fetchAll() {
+        for (RealQueue q : group.realQueues()) {
+            fetch(q);
+        }
+    }
+
+    private void fetch(RealQueue q) {
+        if (closed || fetching.contains(q) || group.fetchOffset(q) < 0) {
+            return;
+        }
+        int room = group.fetchRoom(q);
+        if (room <= 0) {
+            return; // resumed once acknowledgements make room
+        }
+        Optional<String> master = owner.context().cluster().masterAddress(q.brokerName());
+        if (master.isEmpty()) {
+            return; // tried again on the next tick
+        }
+        Map<String, String> ext = new HashMap<>();
+        ext.put("consumerGroup", config.group());
+        ext.put("topic", config.topic());
+        ext.put("queueId", Integer.toString(q.queueId()));
+        ext.put("queueOffset", Long.toString(group.fetchOffset(q)));
+        ext.put("maxMsgNums", Integer.toString(Math.min(room, FETCH_BATCH)));
+        ext.put("sysFlag", Integer.toString(FLAG_SUSPEND | FLAG_SUBSCRIPTION));
+        ext.put("commitOffset", "0");
+        ext.put("suspendTimeoutMillis", Long.toString(BROKER_SUSPEND_MILLIS));
+        ext.put("subscription", subscription.expression());
+        ext.put("subVersion", Long.toString(subscription.version()));
+        ext.put("expressionType", subscription.type());
+        fetching.add(q);
+        long timeout = TimeUnit.MILLISECONDS.toNanos(BROKER_SUSPEND_MILLIS) + owner.context().upstream().requestTimeoutNanos();
+        owner.pool().broker(master.get()).request(RequestCode.PULL_MESSAGE, ext, null, timeout, owner.loop())
+            .addListener(f -> {
+                fetching.remove(q);
+                if (!f.isSuccess()) {
+                    log.debug("virtual queues: fetch of {} failed: {}", q, f.cause().getMessage());
+                    retryFetch(q);
+                    return;
+                }
+                fetched(q, (RemotingFrame) f.getNow());
+            });
+    }
+
+    private void fetched(RealQueue q, RemotingFrame answer) {
+        int code = answer.code();
+        long next;
+        try {
+            next = longField(answer, "nextBeginOffset", -1);
+            if (code == ResponseCode.SUCCESS && !closed) {
+                Appended appended = group.append(q, answer.bodySlice().retain(), next);
+                if (appended.malformed()) {
+                    log.warn("virtual queues: {} answered records that are not of {}; fetching again", q, q);
+                }
+                if (appended.accepted() > 0) {
+                    wakeHeld();
+                }
+            }
+        } finally {
+            answer.release();
+        }
+        if (closed) {
+            return;
+        }
+        switch (code) {
+            case ResponseCode.SUCCESS, ResponseCode.PULL_RETRY_IMMEDIATELY -> fetch(q);
+            case ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_OFFSET_MOVED -> {
+                if (next >= 0 && group.fetchOffset(q) >= 0) {
+                    group.skipFetchTo(q, next);
+                }
+                fetch(q);
+            }
+            default -> {
+                log.debug("virtual queues: fetch of {} answered code {}", q, code);
+                retryFetch(q);
+            }
+        }
+    }
+
+    private void retryFetch(RealQueue q) {
+        if (!closed) {
+            owner.loop().schedule(() -> fetch(q), RETRY_MILLIS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    // ---------------------------------------------------------------- commits and dead letters
+
+    private void pushCommits() {
+        for (RealCommit c : group.takeCommits()) {
+            pushCommit(c);
+        }
+    }
+
+    private void pushCommit(RealCommit c) {
+        Optional<String> master = owner.context().cluster().masterAddress(c.queue().brokerName());
+        if (master.isEmpty()) {
+            return;
+        }
+        Map<String, String> ext = Map.of("consumerGroup", config.group(), "topic", config.topic(),
+            "queueId", Integer.toString(c.queue().queueId()), "commitOffset", Long.toString(c.offset()));
+        owner.pool().broker(master.get()).request(RequestCode.UPDATE_CONSUMER_OFFSET, ext, null,
+            owner.context().upstream().requestTimeoutNanos(), owner.loop()).addListener(f -> {
+                if (f.isSuccess()) {
+                    ((RemotingFrame) f.getNow()).release();
+                } else {
+                    // a later commit of the same queue carries it (commits only move forward)
+                    log.debug("virtual queues: commit {} not pushed: {}", c, f.cause().getMessage());
+                }
+            });
+    }
+
+    private void sendDeadLetters() {
+        for (DeadLetter d : group.takeDeadLetters()) {
+            Optional<String> master = owner.context().cluster().masterAddress(d.queue().brokerName());
+            if (master.isEmpty()) {
+                group.deadLetterFailed(d.queue(), d.queueOffset());
+                continue;
+            }
+            Map<String, String> ext = Map.of("offset", Long.toString(d.commitLogOffset()), "group", config.group(),
+                "delayLevel", "-1", "originTopic", config.topic(), "unitMode", "false",
+                "maxReconsumeTimes", Integer.toString(config.maxDeliveries()));
+            owner.pool().broker(master.get()).request(RequestCode.CONSUMER_SEND_MSG_BACK, ext, null,
+                owner.context().upstream().requestTimeoutNanos(), owner.loop()).addListener(f -> {
+                    boolean ok = false;
+                    if (f.isSuccess()) {
+                        RemotingFrame answer = (RemotingFrame) f.getNow();
+                        ok = answer.code() == ResponseCode.SUCCESS;
+                        answer.release();
+                    }
+                    if (closed) {
+                        return;
+                    }
+                    if (ok) {
+                        group.deadLettered(d.queue(), d.queueOffset());
+                    } else {
+                        log.warn("virtual queues: dead letter {}@{} not taken by the broker; tried again", d.queue(),
+                            d.queueOffset());
+                        group.deadLetterFailed(d.queue(), d.queueOffset());
+                    }
+                });
+        }
+    }
+
+    private static long longField(RemotingFrame frame, String name, long fallback) {
+        Map<String, String> ext = HeaderCodec.decodeHeader(frame).extFields();
+        String v = ext == null ? null : ext.get(name);
+        if (v == null) {
+            return fallback;
+        }
+        try {
+            return Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            return fallback;
+        }
+    }
+
+    /** Stops: held pulls answered, real commits pushed, every buffer released. */
+    void close() {
+        if (closed) {
+            return;
+        }
+        pushCommits();
+        for (RealQueue q : List.copyOf(group.realQueues())) {
+            RealCommit last = group.removeRealQueue(q);
+            if (last != null) {
+                pushCommit(last);
+            }
+        }
+        closed = true;
+        if (tick != null) {
+            tick.cancel(false);
+        }
+        if (rebalance != null) {
+            rebalance.cancel(false);
+        }
+        while (!held.isEmpty()) {
+            HeldPull h = held.pollFirst();
+            answerNotFound(h.session(), h.opaque(), h.encoding(), h.offset());
+        }
+        group.close();
+        virtualQueueCount = 0;
+    }
+}
