@@ -9,7 +9,12 @@ public enum RedeliveryReason {
     /** The lease reached its hard deadline. */
     DEADLINE("deadline"),
     /** The holder gave the message back (CONSUMER_SEND_MSG_BACK: its consumer asked to consume it later). */
-    GAVE_BACK("gave_back");
+    GAVE_BACK("gave_back"),
+    /**
+     * The holder's own requests show it never got the message: it pulled again from an offset at or below the
+     * lease, or asked for the queue's offset anew (it dropped the queue in a rebalance and got it back).
+     */
+    NOT_RECEIVED("not_received");
 
     private final String label;
 

@@ -100,7 +100,9 @@ final class VirtualBrokerHandler implements RequestHandler {
                     error(session, r, ResponseCode.QUERY_NOT_FOUND, notServed(r.field("consumerGroup"), r.field("topic")));
                 } else {
                     int queue = r.intField("queueId", -1);
-                    queues.loop().execute(() -> success(session, r, Map.of("offset", Long.toString(c.head(queue)))));
+                    Channel channel = session.client();
+                    queues.loop().execute(() -> success(session, r,
+                        Map.of("offset", Long.toString(c.startOver(channel, queue)))));
                 }
             }
             case RequestCode.GET_MAX_OFFSET -> maxOffset(session, r);

@@ -192,9 +192,25 @@ public final class VirtualConsumer {
         }
     }
 
-    /** The head of a virtual queue (QUERY_CONSUMER_OFFSET, GET_MAX_OFFSET). */
+    /** The head of a virtual queue (GET_MAX_OFFSET). */
     long head(int virtualQueue) {
         return closed ? 0 : group.headOffset(virtualQueue);
+    }
+
+    /**
+     * QUERY_CONSUMER_OFFSET: the connection starts (over) on a virtual queue at its head; leases it still held
+     * there were dropped by the client with its earlier ownership and are delivered again.
+     */
+    long startOver(Channel channel, int virtualQueue) {
+        if (closed) {
+            return 0;
+        }
+        long holder = holderOf(channel);
+        watch(holder, channel);
+        if (group.restart(virtualQueue, holder) > 0) {
+            wakeHeld();
+        }
+        return group.headOffset(virtualQueue);
     }
 
     /** CONSUMER_SEND_MSG_BACK for a leased message: delivered again (or dead-lettered). */

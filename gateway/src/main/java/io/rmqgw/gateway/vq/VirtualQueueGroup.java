@@ -285,6 +285,8 @@ public final class VirtualQueueGroup {
         }
         long now = nanoClock.getAsLong();
         v.lastActivity.put(holder, now);
+        // a client asks from the offset after what it received: its leases at or past it never reached it
+        endLeasesOf(v, holder, v.leases.tailMap(requestedOffset, true), RedeliveryReason.NOT_RECEIVED);
         v.nextOffset = Math.max(v.nextOffset, requestedOffset);
         int room = Math.min(maxMessages, config.maxLeasesPerQueue() - v.leases.size());
         if (room <= 0) {
@@ -358,6 +360,31 @@ public final class VirtualQueueGroup {
             }
         }
         return ended;
+    }
+
+    /**
+     * A holder starts (over) on {@code virtualQueue} (QUERY_CONSUMER_OFFSET: a client asks for a queue's offset
+     * when a rebalance made the queue its own). Every lease still on the queue ends and its message is
+     * delivered again: the new owner's own earlier leases were dropped with its earlier ownership (its later
+     * commits must not acknowledge them), and the previous owner drops the queue too, as RocketMQ clients do
+     * in a rebalance (what it was consuming is not committed by it, so it comes again, as from a broker).
+     *
+     * @return how many leases ended
+     */
+    public int restart(int virtualQueue, long holder) {
+        checkOpen();
+        VirtualQueue v = virtualQueues.get(virtualQueue);
+        if (v == null) {
+            return 0;
+        }
+        int ended = 0;
+        for (long h : new ArrayList<>(v.lastActivity.keySet())) {
+            ended += endLeasesOf(v, h, RedeliveryReason.NOT_RECEIVED);
+            if (h != holder) {
+                v.lastActivity.remove(h);
+            }
+        }
+        return ended + endLeasesOf(v, holder, RedeliveryReason.NOT_RECEIVED);
     }
 
     /**
@@ -707,8 +734,15 @@ public final class VirtualQueueGroup {
     }
 
     private int endLeasesOf(VirtualQueue v, long holder, RedeliveryReason reason) {
+        return endLeasesOf(v, holder, v.leases, reason);
+    }
+
+    private int endLeasesOf(VirtualQueue v, long holder, Map<Long, WindowMessage> range, RedeliveryReason reason) {
+        if (range.isEmpty()) {
+            return 0;
+        }
         List<WindowMessage> held = new ArrayList<>();
-        for (WindowMessage m : v.leases.values()) {
+        for (WindowMessage m : range.values()) {
             if (m.holder == holder) {
                 held.add(m);
             }

@@ -361,7 +361,8 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
 
     // ---------------------------------------------------------------- shared with consumers
 
-    EventLoop loop() {
+    /** The event loop that owns every consumer's state (diagnostics and tests submit onto it). */
+    public EventLoop loop() {
         return loop;
     }
 

@@ -411,13 +411,63 @@ class VirtualQueueGroupTest {
         Pull second = pull(0, B, 0, 5);
         assertEquals(1, second.deliveries().size(), "one more fits");
         second.release();
-        Pull full = pull(0, B, 0, 5);
+        Pull full = pull(0, B, 3, 5);
         assertEquals(Pull.Status.LEASE_LIMIT, full.status());
         assertEquals(3, full.nextOffset());
         group.commit(0, B, 3);
         Pull after = pull(0, B, 3, 5);
         assertEquals(1, after.deliveries().size());
         after.release();
+    }
+
+    @Test
+    void aPullFromBelowItsOwnLeasesShowsTheyNeverArrived() {
+        group(1, 16, 100, 5);
+        group.addRealQueue(Q0, 0);
+        append(Q0, 5, 0, 1, 2);
+        Pull lost = pull(0, A, 0, 2); // the answer never reached the client
+        lost.release();
+        Pull again = pull(0, A, 0, 5); // it asks from where it stands: offset 0
+        assertEquals(3, again.deliveries().size(), "the two lost ones come again, with the third");
+        assertEquals(2, again.deliveries().get(0).virtualOffset(), "virtual offsets never go back");
+        assertEquals(2L, group.stats().redeliveries().get(RedeliveryReason.NOT_RECEIVED));
+        again.release();
+        group.commit(0, A, 5);
+        assertEquals(3, group.stats().acknowledged());
+        assertEquals(List.of(), group.checkInvariants());
+    }
+
+    @Test
+    void aHolderStartingOverOnAQueueGetsItsDroppedLeasesDeliveredAgain() {
+        group(1, 16, 100, 5);
+        group.addRealQueue(Q0, 0);
+        append(Q0, 5, 0, 1, 2);
+        Pull dropped = pull(0, A, 0, 2); // then A lost the queue in a rebalance and dropped these
+        dropped.release();
+        assertEquals(2, group.restart(0, A)); // A has it again: QUERY_CONSUMER_OFFSET
+        Pull fresh = pull(0, A, group.headOffset(0), 5);
+        assertEquals(3, fresh.deliveries().size());
+        fresh.release();
+        group.commit(0, A, group.headOffset(0));
+        assertEquals(3, group.stats().acknowledged(), "each message acknowledged once, after A got it");
+        assertEquals(0, group.restart(0, B), "nothing held, nothing ends");
+    }
+
+    @Test
+    void aMessageGivenBackComesAgainAndCountsADelivery() {
+        group(1, 16, 100, 2);
+        group.addRealQueue(Q0, 0);
+        append(Q0, 5, 0);
+        Pull first = pull(0, A, 0, 1);
+        long commitLogOffset = Records.commitLogOffset(Q0, 0);
+        first.release();
+        assertTrue(group.giveBack(A, commitLogOffset));
+        assertFalse(group.giveBack(A, commitLogOffset), "no longer leased");
+        Pull second = pull(0, B, 0, 1);
+        assertEquals(2, second.deliveries().get(0).deliveries());
+        second.release();
+        assertTrue(group.giveBack(B, commitLogOffset));
+        assertEquals(1, group.takeDeadLetters().size(), "max-deliveries 2: the second give-back dead-letters it");
     }
 
     @Test

@@ -1,0 +1,229 @@
+package io.rmqgw.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rmqgw.gateway.config.HeaderEncoding;
+import io.rmqgw.gateway.config.VirtualQueueConfig;
+import io.rmqgw.gateway.vq.VirtualConsumer;
+import io.rmqgw.gateway.vq.VirtualQueueStats;
+import io.rmqgw.gateway.vq.VirtualQueues;
+import io.rmqgw.it.fixture.GatewayFixture;
+import io.rmqgw.it.fixture.SharedCluster;
+import io.rmqgw.it.fixture.SharedClusterExtension;
+import io.rmqgw.it.support.Admin;
+import io.rmqgw.it.support.ClientVersion;
+import io.rmqgw.it.support.ScenarioProcess;
+import io.rmqgw.it.support.ScenarioResult;
+import io.rmqgw.it.support.ScenarioRunner;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendStatus;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageExt;
+import org.apache.rocketmq.remoting.protocol.RemotingCommand;
+import org.apache.rocketmq.remoting.protocol.RequestCode;
+import org.apache.rocketmq.remoting.protocol.ResponseCode;
+import org.apache.rocketmq.remoting.protocol.header.GetConsumerListByGroupRequestHeader;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Virtual queues against the real 5.4.0 broker: a topic with 4 queues, 16 push consumers of one group
+ * through the gateway (12 rocketmq-client 5.4.0 consumers in this JVM, 4 forked 4.9.7 ones). All 16 get
+ * work, each near its fair share; every message sent is consumed, none twice; the broker sees the gateway
+ * as the group's only member; the gateway's own invariants hold.
+ */
+@ExtendWith(SharedClusterExtension.class)
+class VirtualQueuesIT {
+
+    private static final int REAL_QUEUES = 4;
+    private static final int PER_REAL_QUEUE = 4;
+    private static final int IN_JVM = 12;
+    private static final int FORKED = 4;
+    private static final int CONSUMERS = IN_JVM + FORKED;
+    private static final int MESSAGES = 1_600;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    static SharedCluster cluster;
+    static GatewayFixture gateway;
+    static String topic;
+    static String group;
+
+    @BeforeAll
+    static void setUp(SharedCluster shared) throws Exception {
+        cluster = shared;
+        topic = shared.topic("vq");
+        group = shared.group("vq");
+        Admin.createTopic(shared.brokerAddress(), topic, REAL_QUEUES);
+        Admin.awaitRoute(shared.namesrvAddress(), topic, shared.brokerName(), Duration.ofSeconds(15));
+        // few leases per virtual queue: a consumer holds little, so the messages spread over all of them
+        VirtualQueueConfig vq = new VirtualQueueConfig(group, topic, PER_REAL_QUEUE, null, null, 8, null, null, null);
+        gateway = GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(vq));
+    }
+
+    @AfterAll
+    static void tearDown() {
+        if (gateway != null) {
+            gateway.close();
+        }
+    }
+
+    @Test
+    void sixteenConsumersShareFourQueuesWithoutLossOrDuplicates() throws Exception {
+        VirtualQueues queues = gateway.gateway().virtualQueues();
+        List<ScenarioProcess> forked = new ArrayList<>();
+        List<DefaultMQPushConsumer> inJvm = new ArrayList<>();
+        List<Map<String, AtomicInteger>> inJvmReceived = new ArrayList<>();
+        try {
+            for (int i = 0; i < FORKED; i++) {
+                forked.add(ScenarioRunner.scenario(ClientVersion.V4_9_7, "push-consume")
+                    .namesrv(gateway.namesrvAddress()).topic(topic).group(group).count(0)
+                    .arg("linger-ms", 45_000).timeout(Duration.ofSeconds(90)).start());
+            }
+            for (int i = 0; i < IN_JVM; i++) {
+                Map<String, AtomicInteger> received = new ConcurrentHashMap<>();
+                inJvmReceived.add(received);
+                DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
+                c.setNamesrvAddr(gateway.namesrvAddress());
+                c.setInstanceName("vq-" + i);
+                c.setConsumeThreadMin(1);
+                c.setConsumeThreadMax(1);
+                c.subscribe(topic, "*");
+                c.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
+                    for (MessageExt m : msgs) {
+                        received.computeIfAbsent(m.getKeys(), k -> new AtomicInteger()).incrementAndGet();
+                    }
+                    return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+                });
+                c.start();
+                inJvm.add(c);
+            }
+            await("all 16 consumers registered on the virtual broker", Duration.ofSeconds(60),
+                () -> queues.memberIds(group).size() == CONSUMERS);
+            await("every in-JVM consumer holds a virtual queue", Duration.ofSeconds(30), () -> inJvm.stream()
+                .allMatch(c -> !c.getDefaultMQPushConsumerImpl().getRebalanceImpl().getProcessQueueTable().isEmpty()));
+            VirtualConsumer consumer = queues.consumer(group, topic);
+            await("the gateway owns the 4 real queues", Duration.ofSeconds(30),
+                () -> consumer.virtualQueueCount() == REAL_QUEUES * PER_REAL_QUEUE);
+            TimeUnit.SECONDS.sleep(3); // the forked consumers' rebalance, woken by the gateway's notification
+
+            Set<String> sent = produce();
+
+            try {
+                await("every message acknowledged", Duration.ofSeconds(90), () -> {
+                    VirtualQueueStats s = stats(consumer);
+                    return s.acknowledged() >= MESSAGES && s.leased() == 0 && s.available() == 0;
+                });
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + ": " + stats(consumer), e);
+            }
+            for (DefaultMQPushConsumer c : inJvm) {
+                c.shutdown();
+            }
+            inJvm.clear();
+
+            List<Integer> perConsumer = new ArrayList<>();
+            Map<String, Integer> deliveries = new TreeMap<>();
+            for (Map<String, AtomicInteger> r : inJvmReceived) {
+                int n = 0;
+                for (Map.Entry<String, AtomicInteger> e : r.entrySet()) {
+                    deliveries.merge(e.getKey(), e.getValue().get(), Integer::sum);
+                    n += e.getValue().get();
+                }
+                perConsumer.add(n);
+            }
+            for (ScenarioProcess p : forked) {
+                ScenarioResult result = p.await();
+                List<String> keys = result.keys("received");
+                keys.forEach(k -> deliveries.merge(k, 1, Integer::sum));
+                perConsumer.add(keys.size());
+            }
+            Set<String> missing = new HashSet<>(sent);
+            missing.removeAll(deliveries.keySet());
+            assertTrue(missing.isEmpty(), missing.size() + " messages never consumed, e.g. " + missing.stream().limit(5).toList());
+            long duplicates = deliveries.values().stream().filter(n -> n > 1).count();
+            assertEquals(0, duplicates, "messages consumed more than once without any fault");
+            double fair = (double) MESSAGES / CONSUMERS;
+            for (int i = 0; i < perConsumer.size(); i++) {
+                int n = perConsumer.get(i);
+                assertTrue(n >= 0.75 * fair && n <= 1.25 * fair, "consumer " + i + " got " + n + " of " + MESSAGES
+                    + " (fair share " + fair + "): " + perConsumer);
+            }
+
+            // the broker sees the gateway as the group's only member, never the clients behind it
+            GetConsumerListByGroupRequestHeader h = new GetConsumerListByGroupRequestHeader();
+            h.setConsumerGroup(group);
+            RemotingCommand answer = Admin.invoke(cluster.brokerAddress(),
+                RemotingCommand.createRequestCommand(RequestCode.GET_CONSUMER_LIST_BY_GROUP, h), Duration.ofSeconds(5));
+            assertEquals(ResponseCode.SUCCESS, answer.getCode(), answer::getRemark);
+            JsonNode ids = JSON.readTree(new String(answer.getBody(), StandardCharsets.UTF_8)).path("consumerIdList");
+            assertEquals(1, ids.size(), ids::toString);
+            assertTrue(ids.get(0).asText().contains("@rmqgw-"), ids::toString);
+            assertEquals(List.of(), queues.loop().submit(consumer::checkInvariants).get(5, TimeUnit.SECONDS));
+        } finally {
+            inJvm.forEach(DefaultMQPushConsumer::shutdown);
+            for (ScenarioProcess p : forked) {
+                p.close();
+            }
+        }
+    }
+
+    private static Set<String> produce() throws Exception {
+        DefaultMQProducer producer = new DefaultMQProducer(cluster.group("vqp"));
+        producer.setNamesrvAddr(gateway.namesrvAddress());
+        producer.setInstanceName("vq-producer");
+        producer.start();
+        Set<String> keys = new HashSet<>();
+        try {
+            for (int i = 0; i < MESSAGES; i++) {
+                String key = "vq-" + i;
+                Message m = new Message(topic, "t", key, ("m" + i).getBytes(StandardCharsets.UTF_8));
+                assertEquals(SendStatus.SEND_OK, producer.send(m).getSendStatus());
+                keys.add(key);
+                if (i % 16 == 15) {
+                    TimeUnit.MILLISECONDS.sleep(10); // a steady stream, not one burst
+                }
+            }
+        } finally {
+            producer.shutdown();
+        }
+        return keys;
+    }
+
+    private static VirtualQueueStats stats(VirtualConsumer consumer) {
+        try {
+            return gateway.gateway().virtualQueues().loop().submit(consumer::stats).get(5, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void await(String what, Duration timeout, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("timed out after " + timeout.toSeconds() + " s waiting for: " + what);
+            }
+            TimeUnit.MILLISECONDS.sleep(100);
+        }
+    }
+}
