@@ -37,7 +37,8 @@ class HandlerTableCoverageTest {
     }
 
     private static List<HandlerTable> tables() {
-        return List.of(namesrv(), broker(), HandlerTables.fanout(RequestHandler.PASS_THROUGH));
+        return List.of(namesrv(), broker(), HandlerTables.fanout(RequestHandler.PASS_THROUGH),
+            HandlerTables.virtualBroker(RequestHandler.PASS_THROUGH));
     }
 
     /** Registered code -> where it is registered, e.g. {@code 310 -> broker request}. */

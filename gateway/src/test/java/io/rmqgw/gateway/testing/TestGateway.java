@@ -12,6 +12,7 @@ import io.rmqgw.gateway.config.HostPort;
 import io.rmqgw.gateway.config.PortRange;
 import io.rmqgw.gateway.config.RouteCacheConfig;
 import io.rmqgw.gateway.config.UpstreamConfig;
+import io.rmqgw.gateway.config.VirtualQueueConfig;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.testing.FreePorts;
 import java.time.Duration;
@@ -107,6 +108,13 @@ public final class TestGateway implements AutoCloseable {
         private NamesConfig names = new NamesConfig(false, null, null, null);
         private AdminConfig admin = AdminConfig.DISABLED;
         private FanoutConfig fanout;
+        private List<VirtualQueueConfig> virtualQueues = List.of();
+
+        /** Groups opted into virtual queues (default: none). */
+        public Builder virtualQueues(VirtualQueueConfig... entries) {
+            this.virtualQueues = List.of(entries);
+            return this;
+        }
 
         /** Multi-topic fan-out settings (default: off). */
         public Builder fanout(FanoutConfig fanout) {
@@ -196,7 +204,7 @@ public final class TestGateway implements AutoCloseable {
                     new UpstreamConfig(upstreams, connectTimeout, requestTimeout, longPollTimeout, headerEncoding),
                     new RouteCacheConfig(routeTtl), maxFrameLength, drainTimeout, null, admin,
                     new DownstreamConfig(responseEncoding, idleTimeout, frameTimeout, maxConnections, maxConnectionsPerAddress), names,
-                    null, fanout);
+                    null, fanout, virtualQueues);
                 GatewayMetrics metrics = GatewayMetrics.inMemory();
                 try {
                     return new TestGateway(Gateway.start(config, metrics), metrics, brokerPorts);

@@ -1,0 +1,178 @@
+package io.rmqgw.gateway.vq;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rmqgw.gateway.config.VirtualQueueConfig;
+import io.rmqgw.gateway.testing.CoversCodes;
+import io.rmqgw.gateway.testing.Routes;
+import io.rmqgw.gateway.testing.TestGateway;
+import io.rmqgw.testing.LeakCheckExtension;
+import io.rmqgw.testing.RawClient;
+import io.rmqgw.testing.ScriptedPeer;
+import io.rmqgw.testing.Wire;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
+import org.apache.rocketmq.remoting.protocol.RequestCode;
+import org.apache.rocketmq.remoting.protocol.ResponseCode;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The gateway's virtual-queue broker and the route that leads to it, with a scripted name server and broker
+ * (VirtualQueuesIT consumes through it from real clients against a real broker): what it answers itself,
+ * what it refuses and why, and the opted-in group kept out of heartbeats to the real broker.
+ */
+@ExtendWith(LeakCheckExtension.class)
+class VirtualBrokerTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String TOPIC = "TopicV";
+    private static final String GROUP = "GID_virtual";
+
+    private ScriptedPeer broker;
+    private ScriptedPeer namesrv;
+    private TestGateway gateway;
+
+    @BeforeEach
+    void start() throws Exception {
+        broker = ScriptedPeer.broker(code -> false);
+        namesrv = ScriptedPeer.start(Routes.nameServer(Map.of(TOPIC, Map.of("broker-a", broker.address()),
+            "TopicPlain", Map.of("broker-a", broker.address()))));
+        namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
+        gateway = TestGateway.builder().namesrv(namesrv.address()).requestTimeout(Duration.ofSeconds(5))
+            .virtualQueues(new VirtualQueueConfig(GROUP, TOPIC, 3, null, null, null, null, null, null)).start();
+    }
+
+    @AfterEach
+    void tearDown() {
+        gateway.close();
+        namesrv.close();
+        broker.close();
+    }
+
+    private int virtualPort() throws Exception {
+        String address = gateway.gateway().virtualQueues().listener().get();
+        return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+    }
+
+    @Test
+    @CoversCodes(RequestCode.GET_ROUTEINFO_BY_TOPIC)
+    void theTopicsRouteKeepsTheRealBrokerWriteOnlyAndAddsTheVirtualBroker() throws Exception {
+        try (RawClient client = RawClient.connect(gateway.port())) {
+            client.send(Routes.request(TOPIC, 453).opaque(1).bytes());
+            Wire.Frame answer = client.read();
+            assertEquals(Wire.SUCCESS, answer.code(), answer.remark());
+            JsonNode route = JSON.readTree(answer.body());
+            JsonNode queues = route.get("queueDatas");
+            assertEquals(2, queues.size(), route::toString);
+            assertEquals("broker-a", queues.get(0).get("brokerName").asText());
+            assertEquals(2, queues.get(0).get("perm").asInt(), "real queues: write only");
+            assertEquals(VirtualQueues.BROKER_NAME, queues.get(1).get("brokerName").asText());
+            assertEquals(4, queues.get(1).get("perm").asInt(), "virtual queues: read only");
+            assertEquals(3 * 4, queues.get(1).get("readQueueNums").asInt(), "per-real-queue x the 4 real queues");
+            assertEquals(0, queues.get(1).get("writeQueueNums").asInt());
+            assertEquals(gateway.gateway().virtualQueues().listenerNow(),
+                route.get("brokerDatas").get(1).get("brokerAddrs").get("0").asText());
+
+            client.send(Routes.request("TopicPlain", 453).opaque(2).bytes());
+            JsonNode plain = JSON.readTree(client.read().body());
+            assertEquals(1, plain.get("queueDatas").size(), "a topic not listed is untouched");
+            assertEquals(6, plain.get("queueDatas").get(0).get("perm").asInt());
+        }
+    }
+
+    @Test
+    @CoversCodes({RequestCode.HEART_BEAT, RequestCode.GET_CONSUMER_LIST_BY_GROUP, RequestCode.GET_MAX_OFFSET,
+        RequestCode.GET_MIN_OFFSET, RequestCode.QUERY_CONSUMER_OFFSET, RequestCode.PULL_MESSAGE,
+        RequestCode.LOCK_BATCH_MQ, RequestCode.UNLOCK_BATCH_MQ})
+    void theVirtualBrokerAnswersItselfAndRefusesWhatItDoesNotServeWithAReason() throws Exception {
+        try (RawClient client = RawClient.connect(virtualPort())) {
+            client.send(Wire.request(RequestCode.HEART_BEAT).opaque(1).body(heartbeat("10.0.0.9@c1", GROUP)).bytes());
+            List<Wire.Frame> frames = client.readUntil(Wire.Frame::isResponse, RawClient.WAIT);
+            assertEquals(Wire.SUCCESS, frames.get(frames.size() - 1).code());
+            // a new member: the group is told to rebalance at once, as a broker tells it
+            assertTrue(frames.stream().anyMatch(f -> !f.isResponse() && f.code() == RequestCode.NOTIFY_CONSUMER_IDS_CHANGED
+                && GROUP.equals(f.ext().get("consumerGroup"))), frames::toString);
+            TestGateway.await(() -> gateway.gateway().virtualQueues().memberIds(GROUP).size() == 1,
+                Duration.ofSeconds(5), "the client registered");
+
+            client.send(Wire.request(RequestCode.GET_CONSUMER_LIST_BY_GROUP).opaque(2).ext("consumerGroup", GROUP).bytes());
+            Wire.Frame members = client.read();
+            assertEquals(Wire.SUCCESS, members.code());
+            assertEquals("[\"10.0.0.9@c1\"]", JSON.readTree(members.body()).get("consumerIdList").toString());
+
+            client.send(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(3).ext("topic", TOPIC).ext("queueId", "5").bytes());
+            Wire.Frame max = client.read();
+            assertEquals(Wire.SUCCESS, max.code());
+            assertEquals("0", max.ext().get("offset"), "nothing handed out yet");
+            client.send(Wire.request(RequestCode.GET_MIN_OFFSET).opaque(4).ext("topic", TOPIC).ext("queueId", "5").bytes());
+            assertEquals("0", client.read().ext().get("offset"));
+
+            client.send(Wire.request(RequestCode.QUERY_CONSUMER_OFFSET).opaque(5).ext("consumerGroup", "GID_other")
+                .ext("topic", TOPIC).ext("queueId", "0").bytes());
+            Wire.Frame query = client.read();
+            assertEquals(ResponseCode.QUERY_NOT_FOUND, query.code());
+
+            client.send(Wire.request(RequestCode.PULL_MESSAGE).opaque(6).ext("consumerGroup", "GID_other")
+                .ext("topic", TOPIC).ext("queueId", "0").ext("queueOffset", "0").ext("maxMsgNums", "32")
+                .ext("sysFlag", "2").ext("commitOffset", "0").ext("suspendTimeoutMillis", "1000").bytes());
+            Wire.Frame refused = client.read();
+            assertEquals(ResponseCode.NO_PERMISSION, refused.code());
+            assertTrue(refused.remark().contains("GID_other"), refused.remark());
+
+            client.send(Wire.request(RequestCode.LOCK_BATCH_MQ).opaque(7).body("{}").bytes());
+            Wire.Frame lock = client.read();
+            assertEquals(RemotingSysResponseCode.SYSTEM_ERROR, lock.code());
+            assertTrue(lock.remark().contains("orderly"), lock.remark());
+
+            client.send(Wire.request(RequestCode.SEND_MESSAGE_V2).opaque(8).bytes());
+            assertEquals(RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED, client.read().code());
+        }
+        TestGateway.await(() -> gateway.gateway().virtualQueues().memberIds(GROUP).isEmpty(), Duration.ofSeconds(5),
+            "a closed connection leaves the group");
+    }
+
+    @Test
+    @CoversCodes({RequestCode.HEART_BEAT, RequestCode.GET_CONSUMER_LIST_BY_GROUP})
+    void theRealBrokerNeverSeesTheOptedInGroupsClients() throws Exception {
+        try (RawClient client = RawClient.connect(gateway.brokerPort(broker.address()))) {
+            client.send(Wire.request(RequestCode.HEART_BEAT).opaque(1)
+                .body(heartbeat("10.0.0.9@c1", GROUP, "GID_plain")).bytes());
+            assertEquals(Wire.SUCCESS, client.read().code());
+            Wire.Frame forwarded = broker.awaitFrame(f -> f.code() == RequestCode.HEART_BEAT
+                && f.bodyText().contains("10.0.0.9@c1"), RawClient.WAIT).frame();
+            JsonNode consumers = JSON.readTree(forwarded.body()).get("consumerDataSet");
+            assertEquals(1, consumers.size(), forwarded.bodyText());
+            assertEquals("GID_plain", consumers.get(0).get("groupName").asText());
+
+            client.send(Wire.request(RequestCode.GET_CONSUMER_LIST_BY_GROUP).opaque(2).ext("consumerGroup", GROUP).bytes());
+            Wire.Frame members = client.read();
+            assertEquals(Wire.SUCCESS, members.code());
+            assertEquals("[]", JSON.readTree(members.body()).get("consumerIdList").toString(),
+                "the gateway's own list: no client registered on the virtual broker");
+            assertTrue(broker.drainReceived().stream().noneMatch(r -> r.frame().code() == RequestCode.GET_CONSUMER_LIST_BY_GROUP),
+                "answered by the gateway, never asked of the broker");
+        }
+    }
+
+    private static String heartbeat(String clientId, String... groups) {
+        StringBuilder consumers = new StringBuilder();
+        for (String g : groups) {
+            if (consumers.length() > 0) {
+                consumers.append(',');
+            }
+            consumers.append("{\"groupName\":\"").append(g).append("\",\"consumeType\":\"CONSUME_PASSIVELY\",")
+                .append("\"messageModel\":\"CLUSTERING\",\"consumeFromWhere\":\"CONSUME_FROM_LAST_OFFSET\",")
+                .append("\"subscriptionDataSet\":[{\"topic\":\"").append(TOPIC).append("\",\"subString\":\"*\",")
+                .append("\"tagsSet\":[],\"codeSet\":[],\"subVersion\":1,\"expressionType\":\"TAG\"}],\"unitMode\":false}");
+        }
+        return "{\"clientID\":\"" + clientId + "\",\"producerDataSet\":[],\"consumerDataSet\":[" + consumers + "]}";
+    }
+}
