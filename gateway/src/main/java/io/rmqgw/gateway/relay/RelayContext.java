@@ -7,6 +7,7 @@ import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.ClusterView;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -28,6 +29,8 @@ public final class RelayContext {
     private final ClientRegistry clients = new ClientRegistry();
     private final ConnectionLimits connections = new ConnectionLimits();
     private volatile DownstreamConfig downstream = DownstreamConfig.DEFAULT;
+    /** A peer can send malformed frames at will: their WARN lines are bounded (the metrics count each). */
+    private final LogRateLimiter malformedLog = new LogRateLimiter(10, Duration.ofSeconds(10));
 
     public RelayContext(Transport transport, Dialer dialer, GatewayMetrics metrics, int maxFrameLength,
                         UpstreamSettings upstream) {
@@ -83,6 +86,11 @@ public final class RelayContext {
     /** Applies new client-connection settings: limits to the next accept, timeouts to connections accepted later. */
     public void downstream(DownstreamConfig settings) {
         this.downstream = settings;
+    }
+
+    /** Bounds the WARN lines of connections closed for malformed input, gateway-wide. */
+    LogRateLimiter malformedLog() {
+        return malformedLog;
     }
 
     ConnectionLimits connections() {
