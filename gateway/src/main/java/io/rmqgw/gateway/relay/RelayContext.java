@@ -1,5 +1,6 @@
 package io.rmqgw.gateway.relay;
 
+import io.rmqgw.codec.frame.IncompleteFrameBudget;
 import io.rmqgw.gateway.clients.ClientRegistry;
 import io.rmqgw.gateway.config.DownstreamConfig;
 import io.rmqgw.gateway.edge.EdgeSettings;
@@ -29,6 +30,8 @@ public final class RelayContext {
     private final ClientRegistry clients = new ClientRegistry();
     private final ConnectionLimits connections = new ConnectionLimits();
     private volatile DownstreamConfig downstream = DownstreamConfig.DEFAULT;
+    /** Bytes all client connections hold in frames not yet whole (downstream.incomplete-frame-budget). */
+    private final IncompleteFrameBudget incompleteFrames = new IncompleteFrameBudget(DownstreamConfig.DEFAULT.incompleteFrameLimit());
     /** A peer can send malformed frames at will: their WARN lines are bounded (the metrics count each). */
     private final LogRateLimiter malformedLog = new LogRateLimiter(10, Duration.ofSeconds(10));
 
@@ -39,6 +42,7 @@ public final class RelayContext {
         this.metrics = metrics;
         this.maxFrameLength = maxFrameLength;
         this.upstream = upstream;
+        metrics.incompleteFrames(incompleteFrames::held, incompleteFrames::limit);
     }
 
     public Transport transport() {
@@ -86,6 +90,20 @@ public final class RelayContext {
     /** Applies new client-connection settings: limits to the next accept, timeouts to connections accepted later. */
     public void downstream(DownstreamConfig settings) {
         this.downstream = settings;
+        incompleteFrames.limit(settings.incompleteFrameLimit());
+    }
+
+    /** The budget every client connection's incomplete frame takes from (its limit follows the downstream settings). */
+    public IncompleteFrameBudget incompleteFrames() {
+        return incompleteFrames;
+    }
+
+    /**
+     * The largest frame a client connection may send: frames are stored whole before they are forwarded
+     * (no cut-through), so {@code downstream.max-incomplete-frame-bytes} bounds it as {@code max-frame-length} does.
+     */
+    int clientFrameLimit(DownstreamConfig settings) {
+        return Math.min(maxFrameLength, settings.maxIncompleteFrameBytes());
     }
 
     /** Bounds the WARN lines of connections closed for malformed input, gateway-wide. */

@@ -11,6 +11,7 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.rmqgw.codec.frame.FrameBudgetExceededException;
 import io.rmqgw.codec.frame.FrameDecoder;
 import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.MalformedFrameException;
@@ -114,7 +115,8 @@ public final class RelaySession {
                         downstream.idleTimeout().toMillis(), TimeUnit.MILLISECONDS));
                 }
                 ch.pipeline().addLast("meters", meters.clientHandler());
-                ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength()));
+                ch.pipeline().addLast("frames",
+                    new FrameDecoder(context.clientFrameLimit(downstream), context.incompleteFrames()));
                 ch.pipeline().addLast("relay", new ClientSide(context, meters, role));
             }
         };
@@ -616,6 +618,11 @@ public final class RelaySession {
                 endInput();
                 return;
             }
+        } else if (cause instanceof FrameBudgetExceededException b && channel == client) {
+            logMalformed(side, channel, "downstream.incomplete-frame-budget: " + b.getMessage(), owedAnswers > 0);
+            context.metrics().connectionClosed(handlers.role(), CloseReason.INCOMPLETE_FRAME_BUDGET);
+            endInput();
+            return;
         } else if (cause instanceof IOException) {
             log.debug("{} connection {}: {}", side, Addresses.of(channel.remoteAddress()), cause.toString());
         } else {
@@ -694,7 +701,7 @@ public final class RelaySession {
         long suppressed = context.malformedLog().takeSuppressed();
         if (suppressed > 0) {
             LogRateLimiter limits = context.malformedLog();
-            log.warn("{} more connections closed for malformed frames were not logged (at most {} lines per {}; "
+            log.warn("{} more connections closed for malformed or over-budget frames were not logged (at most {} lines per {}; "
                 + "rmqgw.decode.errors counts each)", suppressed, limits.linesPerInterval(), limits.interval());
         }
     }
