@@ -217,6 +217,7 @@ class HalfSentFramesIT {
 
     private static void assertNoOutOfMemoryOrLeak(ForkedGateway gateway, String scrape) throws IOException {
         String log = gateway.log();
+        assertTrue(log.contains("io.rmqgw"), "the gateway logs to " + gateway.logFile());
         assertFalse(log.contains("OutOfMemoryError"), "OutOfMemoryError in " + gateway.logFile());
         assertFalse(log.contains("LEAK:"), "leak report in " + gateway.logFile());
         assertEquals(0, closed(scrape, "internal_error"), "no connection closed for an internal error");
