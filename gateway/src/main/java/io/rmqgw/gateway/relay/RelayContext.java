@@ -32,8 +32,8 @@ public final class RelayContext {
     private volatile DownstreamConfig downstream = DownstreamConfig.DEFAULT;
     /** Bytes all client connections hold in frames not yet whole (downstream.incomplete-frame-budget). */
     private final IncompleteFrameBudget incompleteFrames = new IncompleteFrameBudget(DownstreamConfig.DEFAULT.incompleteFrameLimit());
-    /** A peer can send malformed frames at will: their WARN lines are bounded (the metrics count each). */
-    private final LogRateLimiter malformedLog = new LogRateLimiter(10, Duration.ofSeconds(10));
+    /** A peer can send malformed or unfinished frames at will: the WARN lines of such closes are bounded (the metrics count each). */
+    private final LogRateLimiter peerCloseLog = new LogRateLimiter(10, Duration.ofSeconds(10));
 
     public RelayContext(Transport transport, Dialer dialer, GatewayMetrics metrics, int maxFrameLength,
                         UpstreamSettings upstream) {
@@ -106,9 +106,9 @@ public final class RelayContext {
         return Math.min(maxFrameLength, settings.maxIncompleteFrameBytes());
     }
 
-    /** Bounds the WARN lines of connections closed for malformed input, gateway-wide. */
-    LogRateLimiter malformedLog() {
-        return malformedLog;
+    /** Bounds the WARN lines of connections closed for what their peers sent, gateway-wide. */
+    LogRateLimiter peerCloseLog() {
+        return peerCloseLog;
     }
 
     ConnectionLimits connections() {

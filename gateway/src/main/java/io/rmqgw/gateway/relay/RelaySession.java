@@ -580,8 +580,8 @@ public final class RelaySession {
         if (since == 0 || limit.isZero() || !client.isActive() || System.nanoTime() - since < limit.toNanos()) {
             return;
         }
-        log.warn("closing client {}: a frame began to arrive {} ms ago and is still incomplete (downstream.frame-timeout {})",
-            clientAddress, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since), limit);
+        logClose("client", client, "a frame began to arrive " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since)
+            + " ms ago and is still incomplete (downstream.frame-timeout " + limit + ")", false);
         metrics.connectionClosed(handlers.role(), CloseReason.FRAME_TIMEOUT);
         client.close();
     }
@@ -611,7 +611,7 @@ public final class RelaySession {
     private void failed(Channel channel, String side, Throwable cause) {
         if (cause instanceof MalformedFrameException m) {
             boolean answersOwed = channel == client && owedAnswers > 0;
-            logMalformed(side, channel, m.getMessage(), answersOwed);
+            logClose(side, channel, m.getMessage(), answersOwed);
             context.metrics().decodeError(m.reason());
             context.metrics().connectionClosed(handlers.role(), CloseReason.MALFORMED_FRAME);
             if (channel == client) {
@@ -619,7 +619,7 @@ public final class RelaySession {
                 return;
             }
         } else if (cause instanceof FrameBudgetExceededException b && channel == client) {
-            logMalformed(side, channel, "downstream.incomplete-frame-budget: " + b.getMessage(), owedAnswers > 0);
+            logClose(side, channel, "downstream.incomplete-frame-budget: " + b.getMessage(), owedAnswers > 0);
             context.metrics().connectionClosed(handlers.role(), CloseReason.INCOMPLETE_FRAME_BUDGET);
             endInput();
             return;
@@ -683,26 +683,32 @@ public final class RelaySession {
         closeIfAnswered();
     }
 
-    private void logMalformed(String side, Channel channel, String why, boolean answersOwed) {
+    /**
+     * The WARN for a connection closed for what its peer sent (malformed or over-budget frames, a frame
+     * never finished): a peer can cause these at will, so they go through the gateway-wide limiter.
+     */
+    private void logClose(String side, Channel channel, String why, boolean answersOwed) {
         String after = answersOwed ? " (after the answers it is owed)" : "";
-        long suppressed = context.malformedLog().tryAcquire();
+        long suppressed = context.peerCloseLog().tryAcquire();
         if (suppressed == LogRateLimiter.SUPPRESS) {
             log.debug("closing {} connection {}{}: {}", side, Addresses.of(channel.remoteAddress()), after, why);
         } else if (suppressed > 0) {
-            log.warn("closing {} connection {}{}: {} ({} more such lines were suppressed; rmqgw.decode.errors counts each)",
-                side, Addresses.of(channel.remoteAddress()), after, why, suppressed);
+            log.warn("closing {} connection {}{}: {} ({} more such lines were not logged; "
+                + "rmqgw_connections_closed_total counts each)", side, Addresses.of(channel.remoteAddress()), after, why,
+                suppressed);
         } else {
             log.warn("closing {} connection {}{}: {}", side, Addresses.of(channel.remoteAddress()), after, why);
         }
     }
 
-    /** A flood of malformed connections that stopped is still reported: one line with the count not logged. */
+    /** A flood of such closes that stopped is still reported: one line with the count not logged. */
     private void reportSuppressedMalformedLines() {
-        long suppressed = context.malformedLog().takeSuppressed();
+        long suppressed = context.peerCloseLog().takeSuppressed();
         if (suppressed > 0) {
-            LogRateLimiter limits = context.malformedLog();
-            log.warn("{} more connections closed for malformed or over-budget frames were not logged (at most {} lines per {}; "
-                + "rmqgw.decode.errors counts each)", suppressed, limits.linesPerInterval(), limits.interval());
+            LogRateLimiter limits = context.peerCloseLog();
+            log.warn("{} more connections closed for what their peers sent (malformed, over-budget or unfinished "
+                + "frames) were not logged (at most {} lines per {}; rmqgw_connections_closed_total counts each)",
+                suppressed, limits.linesPerInterval(), limits.interval());
         }
     }
 
