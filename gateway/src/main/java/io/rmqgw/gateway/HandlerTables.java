@@ -15,6 +15,7 @@ import static org.apache.rocketmq.remoting.protocol.RequestCode.POP_MESSAGE;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.PULL_MESSAGE;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.QUERY_CONSUMER_OFFSET;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.QUERY_MESSAGE;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.REGISTER_TOPIC_IN_NAMESRV;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.SEND_BATCH_MESSAGE;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.SEND_MESSAGE;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.SEND_MESSAGE_V2;
@@ -78,11 +79,16 @@ public final class HandlerTables {
     public static HandlerTable namesrv(BrokerListeners brokers, RouteCache routes, ClusterView cluster,
                                        GatewayMetrics metrics, Fanout fanout, RouteShaper shaper) {
         RouteAnswerHandler routeAnswers = new RouteAnswerHandler(brokers, routes, cluster, metrics, shaper);
+        RequestHandler routeQueries = fanout == null ? routeAnswers : new FanoutRouteHandler(fanout, routeAnswers);
         return HandlerTable.builder("namesrv")
-            // broker addresses in the answer become the gateway's listeners; routes cached for outages;
-            // the ClusterView learns brokers and queues; the fan-out topic's route is the gateway's own
-            .request(fanout == null ? routeAnswers : new FanoutRouteHandler(fanout, routeAnswers), GET_ROUTEINFO_BY_TOPIC)
+            // the topic checked as sends check it; broker addresses in the answer become the gateway's
+            // listeners; routes cached for outages; the ClusterView learns brokers and queues; the fan-out
+            // topic's route is the gateway's own
+            .request(new NameCheckedHandler(NameGuard::checkTopicField, routeQueries), GET_ROUTEINFO_BY_TOPIC)
             .request(routeAnswers, GET_BROKER_CLUSTER_INFO)
+            // a topic named to the name servers: checked, then relayed as it is (DELETE_TOPIC_IN_NAMESRV is
+            // not: a topic created with a bad name before the checks must stay removable)
+            .request(new NameCheckedHandler(NameGuard::checkTopicField), REGISTER_TOPIC_IN_NAMESRV)
             .build();
     }
 

@@ -24,6 +24,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.LongSupplier;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -65,7 +66,9 @@ public final class GatewayMetrics implements AutoCloseable {
         /** A frame began to arrive and did not complete within {@code downstream.frame-timeout} (slowloris). */
         FRAME_TIMEOUT,
         /** Refused at accept: {@code downstream.max-connections} or {@code max-connections-per-address} reached. */
-        CONNECTION_LIMIT;
+        CONNECTION_LIMIT,
+        /** A read would have passed {@code downstream.incomplete-frame-budget}, the bytes all half-arrived frames may hold. */
+        INCOMPLETE_FRAME_BUDGET;
 
         private final String label = name().toLowerCase(Locale.ROOT);
 
@@ -152,6 +155,8 @@ public final class GatewayMetrics implements AutoCloseable {
     private final DistributionSummary fanoutParts;
     private final Counter fanoutPartialFailures;
     private final Counter fanoutRetries;
+    private volatile LongSupplier incompleteFrameBytes = () -> 0;
+    private volatile LongSupplier incompleteFrameBudget = () -> 0;
 
     public GatewayMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -184,6 +189,14 @@ public final class GatewayMetrics implements AutoCloseable {
         for (String role : ROLES) {
             closedConnections(role);
         }
+        Gauge.builder("rmqgw.incomplete.frame", this, m -> m.incompleteFrameBytes.getAsLong())
+            .description("Bytes client connections hold in frames not yet whole, all connections together")
+            .baseUnit("bytes")
+            .register(registry);
+        Gauge.builder("rmqgw.incomplete.frame.budget", this, m -> m.incompleteFrameBudget.getAsLong())
+            .description("Bytes client connections may hold in frames not yet whole (downstream.incomplete-frame-budget)")
+            .baseUnit("bytes")
+            .register(registry);
         fanoutRequests = new LabelledCounters(registry, "rmqgw.fanout.requests",
             "Sends to the fan-out topic, by result: success, refused (nothing sent), failed (a part failed for good)",
             Tags.empty(), "result", FANOUT_RESULTS);
@@ -334,6 +347,17 @@ public final class GatewayMetrics implements AutoCloseable {
      */
     public void connectionClosed(String role, String reason) {
         closedConnections(role).counter(reason).increment();
+    }
+
+    /** What the incomplete-frame gauges read: bytes held now, and the budget ({@code Long.MAX_VALUE}: none). */
+    public void incompleteFrames(LongSupplier heldBytes, LongSupplier budgetBytes) {
+        this.incompleteFrameBytes = heldBytes;
+        this.incompleteFrameBudget = budgetBytes;
+    }
+
+    /** Bytes held in incomplete client frames now (the gauge's value). */
+    public long incompleteFrameBytes() {
+        return incompleteFrameBytes.getAsLong();
     }
 
     /** Connections of {@code role} closed for {@code reason} so far. */

@@ -14,7 +14,9 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  * into one buffer; the reads of a large one ({@link #LARGE_FRAME_LENGTH}) are chained in a composite
  * instead, so its bytes are copied only by the socket. Anything that cannot be a remoting
  * frame raises a {@link MalformedFrameException} naming the reason, and the pipeline closes the
- * connection. After that every further byte is discarded: framing is lost.
+ * connection. After that every further byte is discarded: framing is lost. With an
+ * {@link IncompleteFrameBudget}, the bytes of the frame not yet whole are taken from it as they arrive;
+ * a read that does not fit raises a {@link FrameBudgetExceededException} instead of being kept.
  */
 public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
 
@@ -29,22 +31,37 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
 
     private final int maxFrameLength;
     private final int chainFrom;
+    /** Shared by the connections whose incomplete frames it bounds; null: not counted. */
+    private final IncompleteFrameBudget budget;
+    /** What this decoder holds of {@link #budget} now: the readable bytes of its incomplete frame. */
+    private long taken;
     private boolean corrupted;
     private boolean chaining;
     /** When the frame now incomplete began to arrive ({@code System.nanoTime()}), or 0 when none is. */
     private long partialSinceNanos;
 
     public FrameDecoder(int maxFrameLength) {
-        this(maxFrameLength, LARGE_FRAME_LENGTH);
+        this(maxFrameLength, LARGE_FRAME_LENGTH, null);
+    }
+
+    /** With the bytes of incomplete frames taken from {@code budget} (shared by other connections). */
+    public FrameDecoder(int maxFrameLength, IncompleteFrameBudget budget) {
+        this(maxFrameLength, LARGE_FRAME_LENGTH, budget);
     }
 
     /** With reads chained from frames of {@code chainFrom} bytes on ({@code Integer.MAX_VALUE}: never). */
     public FrameDecoder(int maxFrameLength, int chainFrom) {
+        this(maxFrameLength, chainFrom, null);
+    }
+
+    /** With reads chained from {@code chainFrom} bytes on, and incomplete frames counted in {@code budget} (may be null). */
+    public FrameDecoder(int maxFrameLength, int chainFrom, IncompleteFrameBudget budget) {
         // length field at 0, 4 bytes, counts what follows it; the frame keeps its prefix so an
         // unchanged frame is forwarded byte for byte
         super(maxFrameLength, 0, 4, 0, 0, true);
         this.maxFrameLength = maxFrameLength;
         this.chainFrom = chainFrom;
+        this.budget = budget;
     }
 
     /**
@@ -70,18 +87,65 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
                 if (partialSinceNanos == 0) {
                     partialSinceNanos = System.nanoTime() | 1; // never 0
                 }
+                hold(in);
                 awaitRestOf(in);
                 return null;
             }
             partialSinceNanos = 0;
+            giveBack();
             return parse(frame);
-        } catch (MalformedFrameException e) {
+        } catch (MalformedFrameException | FrameBudgetExceededException e) {
             // framing is lost: whatever follows (more reads before the close completes, the bytes
             // decoded again when the channel goes inactive) must not be read as frames
             corrupted = true;
             in.skipBytes(in.readableBytes());
+            giveBack();
             throw e;
         }
+    }
+
+    /** Bytes this connection holds in its incomplete frame, as taken from the budget (0 without one). */
+    public long incompleteFrameBytes() {
+        return taken;
+    }
+
+    /** The incomplete frame at the start of {@code in} now holds all of {@code in}: the budget follows. */
+    private void hold(ByteBuf in) {
+        long bytes = in.readableBytes();
+        if (budget == null || bytes == taken) {
+            return;
+        }
+        if (bytes < taken) {
+            budget.giveBack(taken - bytes);
+        } else if (!budget.tryTake(bytes - taken)) {
+            String declared = bytes >= 4 ? " of " + (in.getInt(in.readerIndex()) + 4L) : "";
+            throw new FrameBudgetExceededException("incomplete frames already hold " + budget.held() + " of the "
+                + budget.limit() + " bytes they may; this connection's frame" + declared + " bytes would hold " + bytes);
+        }
+        taken = bytes;
+    }
+
+    private void giveBack() {
+        if (taken != 0) {
+            budget.giveBack(taken);
+            taken = 0;
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        try {
+            super.channelInactive(ctx);
+        } finally {
+            giveBack();
+        }
+    }
+
+    @Override
+    protected void handlerRemoved0(ChannelHandlerContext ctx) throws Exception {
+        // the cumulation is released with the handler: what it held goes back to the budget
+        giveBack();
+        super.handlerRemoved0(ctx);
     }
 
     /**

@@ -72,19 +72,8 @@ final class Forwarding {
      * request once its names passed, before it is forwarded (it must not keep or release it).
      */
     static ByteBuf checked(RelaySession session, RemotingFrame request, NameRule rule, Consumer<RemotingFrame> accepted) {
-        EdgeSettings edge = session.edge();
-        if (edge.names() != null) {
-            NameRefusal refusal;
-            try {
-                refusal = rule.check(request, edge);
-            } catch (RuntimeException e) {
-                request.release();
-                throw e;
-            }
-            if (refusal != null) {
-                refuse(session, request, refusal);
-                return null;
-            }
+        if (refusedName(session, request, rule)) {
+            return null;
         }
         if (accepted != null) {
             try {
@@ -95,6 +84,30 @@ final class Forwarding {
             }
         }
         return session.reencodeForUpstream(request, null);
+    }
+
+    /**
+     * Whether {@code request} was refused for a bad name (then answered as a broker answers it and
+     * released); when names are not checked or pass, the request stays the caller's. Released when the
+     * check throws.
+     */
+    static boolean refusedName(RelaySession session, RemotingFrame request, NameRule rule) {
+        EdgeSettings edge = session.edge();
+        if (edge.names() == null) {
+            return false;
+        }
+        NameRefusal refusal;
+        try {
+            refusal = rule.check(request, edge);
+        } catch (RuntimeException e) {
+            request.release();
+            throw e;
+        }
+        if (refusal == null) {
+            return false;
+        }
+        refuse(session, request, refusal);
+        return true;
     }
 
     /** Answers a request with a bad name as a broker would, and never forwards it. Takes ownership. */

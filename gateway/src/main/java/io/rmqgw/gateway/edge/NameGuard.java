@@ -64,6 +64,16 @@ public final class NameGuard {
         return r != null ? r : group(ext, "consumerGroup", settings);
     }
 
+    /**
+     * GET_ROUTEINFO_BY_TOPIC, REGISTER_TOPIC_IN_NAMESRV: {@code topic}, with the topic rules (a route may
+     * be asked for any topic a client uses: retry, DLQ and system topics too). A JSON number there is read
+     * as its text, as RocketMQ reads extFields ({@code "topic":123} names topic {@code 123}); a missing
+     * topic is left to the name server.
+     */
+    public static NameRefusal checkTopicField(RemotingFrame frame, EdgeSettings settings) {
+        return topic(HeaderCodec.decodeHeader(frame).extFields(), "topic", settings);
+    }
+
     /** CONSUMER_SEND_MSG_BACK: {@code group}. */
     public static NameRefusal checkSendBack(RemotingFrame frame, EdgeSettings settings) {
         return group(HeaderCodec.decodeHeader(frame).extFields(), "group", settings);

@@ -1,5 +1,6 @@
 package io.rmqgw.gateway.relay;
 
+import io.rmqgw.codec.frame.IncompleteFrameBudget;
 import io.rmqgw.gateway.clients.ClientRegistry;
 import io.rmqgw.gateway.clients.ServedGroups;
 import io.rmqgw.gateway.config.DownstreamConfig;
@@ -8,6 +9,7 @@ import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.ClusterView;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -31,6 +33,10 @@ public final class RelayContext {
     private volatile ServedGroups servedGroups = ServedGroups.NONE;
     private final ConnectionLimits connections = new ConnectionLimits();
     private volatile DownstreamConfig downstream = DownstreamConfig.DEFAULT;
+    /** Bytes all client connections hold in frames not yet whole (downstream.incomplete-frame-budget). */
+    private final IncompleteFrameBudget incompleteFrames = new IncompleteFrameBudget(DownstreamConfig.DEFAULT.incompleteFrameLimit());
+    /** A peer can send malformed or unfinished frames at will: the WARN lines of such closes are bounded (the metrics count each). */
+    private final LogRateLimiter peerCloseLog = new LogRateLimiter(10, Duration.ofSeconds(10));
 
     public RelayContext(Transport transport, Dialer dialer, GatewayMetrics metrics, int maxFrameLength,
                         UpstreamSettings upstream) {
@@ -39,6 +45,7 @@ public final class RelayContext {
         this.metrics = metrics;
         this.maxFrameLength = maxFrameLength;
         this.upstream = upstream;
+        metrics.incompleteFrames(incompleteFrames::held, incompleteFrames::limit);
     }
 
     public Transport transport() {
@@ -95,6 +102,25 @@ public final class RelayContext {
     /** Applies new client-connection settings: limits to the next accept, timeouts to connections accepted later. */
     public void downstream(DownstreamConfig settings) {
         this.downstream = settings;
+        incompleteFrames.limit(settings.incompleteFrameLimit());
+    }
+
+    /** The budget every client connection's incomplete frame takes from (its limit follows the downstream settings). */
+    public IncompleteFrameBudget incompleteFrames() {
+        return incompleteFrames;
+    }
+
+    /**
+     * The largest frame a client connection may send: frames are stored whole before they are forwarded
+     * (no cut-through), so {@code downstream.max-incomplete-frame-bytes} bounds it as {@code max-frame-length} does.
+     */
+    int clientFrameLimit(DownstreamConfig settings) {
+        return Math.min(maxFrameLength, settings.maxIncompleteFrameBytes());
+    }
+
+    /** Bounds the WARN lines of connections closed for what their peers sent, gateway-wide. */
+    LogRateLimiter peerCloseLog() {
+        return peerCloseLog;
     }
 
     ConnectionLimits connections() {

@@ -11,6 +11,7 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.rmqgw.codec.frame.FrameBudgetExceededException;
 import io.rmqgw.codec.frame.FrameDecoder;
 import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.MalformedFrameException;
@@ -72,6 +73,15 @@ public final class RelaySession {
     private boolean upstreamNeedsFlush;
     private boolean closeAfterBurst;
     private ScheduledFuture<?> timeoutScan;
+    /**
+     * Answers the client is owed: its requests (not oneway) read and not yet answered, wherever they
+     * wait (dial, upstream, a handler's later answer). A malformed frame closes the connection only once
+     * this is 0, so the requests read before it get their answers.
+     */
+    private int owedAnswers;
+    /** Since when ({@code System.nanoTime()}, never 0) a malformed frame ended the client's input; 0 while it is read. */
+    private long inputEndedNanos;
+    private boolean closeIssued;
 
     private RelaySession(RelayContext context, UpstreamRole role, ListenerMeters meters, Channel client) {
         this.context = context;
@@ -105,7 +115,8 @@ public final class RelaySession {
                         downstream.idleTimeout().toMillis(), TimeUnit.MILLISECONDS));
                 }
                 ch.pipeline().addLast("meters", meters.clientHandler());
-                ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength()));
+                ch.pipeline().addLast("frames",
+                    new FrameDecoder(context.clientFrameLimit(downstream), context.incompleteFrames()));
                 ch.pipeline().addLast("relay", new ClientSide(context, meters, role));
             }
         };
@@ -202,6 +213,7 @@ public final class RelaySession {
         assert client.eventLoop().inEventLoop() : "answerLocally off the session's event loop";
         client.write(answer, client.voidPromise());
         clientNeedsFlush = true;
+        answered();
     }
 
     /** The settings this session's frames are treated with (current at the time of the call). */
@@ -216,10 +228,16 @@ public final class RelaySession {
     /** Writes an answer a handler completed later (from any thread). Takes ownership of {@code frame}. */
     public void writeToClient(ByteBuf frame) {
         if (client.eventLoop().inEventLoop()) {
-            client.writeAndFlush(frame, client.voidPromise());
+            writeLaterAnswer(frame);
         } else {
-            client.eventLoop().execute(() -> client.writeAndFlush(frame, client.voidPromise()));
+            client.eventLoop().execute(() -> writeLaterAnswer(frame));
         }
+    }
+
+    private void writeLaterAnswer(ByteBuf frame) {
+        client.writeAndFlush(frame, client.voidPromise());
+        answered();
+        closeIfAnswered();
     }
 
     void close(String reason) {
@@ -291,12 +309,36 @@ public final class RelaySession {
     private void drainWaiting() {
         try {
             for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
-                fromClient(frame);
+                relay(frame);
             }
         } catch (RuntimeException e) {
+            // the frames read after the one that failed are dropped, as they would have been in the pipeline
+            for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
+                if (owesAnswer(frame)) {
+                    answered();
+                }
+                frame.release();
+            }
             failed(client, "client", e);
         }
         clientReadComplete();
+    }
+
+    /** {@link #fromClient} for a frame already counted in {@link #owedAnswers}: one that fails is owed nothing. */
+    private void relay(RemotingFrame frame) {
+        boolean owed = owesAnswer(frame);
+        try {
+            fromClient(frame);
+        } catch (RuntimeException e) {
+            if (owed) {
+                answered();
+            }
+            throw e;
+        }
+    }
+
+    private static boolean owesAnswer(RemotingFrame frame) {
+        return !frame.isResponse() && !frame.isOneway();
     }
 
     private void becomeUnavailable(String reason) {
@@ -419,6 +461,7 @@ public final class RelaySession {
             }
             client.write(answer, client.voidPromise());
             clientNeedsFlush = true;
+            answered();
         } finally {
             frame.release();
         }
@@ -430,6 +473,7 @@ public final class RelaySession {
         if (closeAfterBurst) {
             client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
         }
+        closeIfAnswered();
     }
 
     private void flushUpstream() {
@@ -452,7 +496,8 @@ public final class RelaySession {
         // the upstream channel was dialed onto the client's loop: one loop owns both sides
         assert client.eventLoop().inEventLoop() : "upstream frame off the session's event loop";
         ByteBuf out;
-        if (frame.isResponse()) {
+        boolean response = frame.isResponse();
+        if (response) {
             PendingRequests.Pending p = pending.remove(frame.opaque());
             if (p == null) {
                 // answered already (timed out) or never asked: nobody waits for it
@@ -472,6 +517,9 @@ public final class RelaySession {
         if (out != null) {
             client.write(out, client.voidPromise());
             clientNeedsFlush = true;
+            if (response) {
+                answered();
+            }
         }
     }
 
@@ -487,6 +535,7 @@ public final class RelaySession {
         if (!orphans.isEmpty()) {
             context.metrics().upstreamFailure(UpstreamFailure.CONNECTION_LOST);
             for (PendingRequests.Pending p : orphans) {
+                answered();
                 metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_ERROR);
                 client.write(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
                     RemotingSysResponseCode.SYSTEM_ERROR, reason + " before answering request code " + p.code()),
@@ -499,6 +548,8 @@ public final class RelaySession {
 
     private void expireTimedOut() {
         closeIfAFrameStalled();
+        reportSuppressedMalformedLines();
+        closeIfAnswersAreOverdue();
         if (pending.size() == 0) {
             return;
         }
@@ -508,6 +559,7 @@ public final class RelaySession {
         }
         String target = state instanceof SessionState.Connected c ? c.target() : "upstream";
         for (PendingRequests.Pending p : expired) {
+            answered();
             context.metrics().upstreamFailure(UpstreamFailure.TIMEOUT);
             metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_BUSY);
             long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - p.startNanos());
@@ -517,6 +569,7 @@ public final class RelaySession {
                 client.voidPromise());
         }
         client.flush();
+        closeIfAnswered();
     }
 
     /** A frame that began to arrive and never completes (slowloris) would hold its buffer for ever. */
@@ -527,8 +580,8 @@ public final class RelaySession {
         if (since == 0 || limit.isZero() || !client.isActive() || System.nanoTime() - since < limit.toNanos()) {
             return;
         }
-        log.warn("closing client {}: a frame began to arrive {} ms ago and is still incomplete (downstream.frame-timeout {})",
-            clientAddress, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since), limit);
+        logClose("client", client, "a frame began to arrive " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since)
+            + " ms ago and is still incomplete (downstream.frame-timeout " + limit + ")", false);
         metrics.connectionClosed(handlers.role(), CloseReason.FRAME_TIMEOUT);
         client.close();
     }
@@ -557,9 +610,19 @@ public final class RelaySession {
 
     private void failed(Channel channel, String side, Throwable cause) {
         if (cause instanceof MalformedFrameException m) {
-            log.warn("closing {} connection {}: {}", side, Addresses.of(channel.remoteAddress()), m.getMessage());
+            boolean answersOwed = channel == client && owedAnswers > 0;
+            logClose(side, channel, m.getMessage(), answersOwed);
             context.metrics().decodeError(m.reason());
             context.metrics().connectionClosed(handlers.role(), CloseReason.MALFORMED_FRAME);
+            if (channel == client) {
+                endInput();
+                return;
+            }
+        } else if (cause instanceof FrameBudgetExceededException b && channel == client) {
+            logClose(side, channel, "downstream.incomplete-frame-budget: " + b.getMessage(), owedAnswers > 0);
+            context.metrics().connectionClosed(handlers.role(), CloseReason.INCOMPLETE_FRAME_BUDGET);
+            endInput();
+            return;
         } else if (cause instanceof IOException) {
             log.debug("{} connection {}: {}", side, Addresses.of(channel.remoteAddress()), cause.toString());
         } else {
@@ -567,6 +630,86 @@ public final class RelaySession {
             context.metrics().connectionClosed(handlers.role(), CloseReason.INTERNAL_ERROR);
         }
         channel.close();
+    }
+
+    /**
+     * A malformed frame ended the client's input (framing is lost): nothing more is relayed, but the
+     * requests read before it still get their answers, then the connection closes
+     * ({@link #closeIfAnswered}); answers still owed after {@code upstream.request-timeout} get
+     * SYSTEM_ERROR ({@link #closeIfAnswersAreOverdue}). The client is still read meanwhile, its bytes
+     * discarded by the decoder: a socket closed with unread bytes is reset by the kernel, which may
+     * drop the last answers before they reach the client.
+     */
+    private void endInput() {
+        if (inputEndedNanos == 0) {
+            inputEndedNanos = System.nanoTime() | 1;
+        }
+        closeIfAnswered();
+    }
+
+    private boolean inputEnded() {
+        return inputEndedNanos != 0;
+    }
+
+    /** One answer the client was owed went out (or was given up). */
+    private void answered() {
+        if (owedAnswers > 0) {
+            owedAnswers--;
+        }
+    }
+
+    /** Closes a client whose input ended once it is owed nothing more (its last answers flushed first). */
+    private void closeIfAnswered() {
+        if (!inputEnded() || closeIssued || owedAnswers > 0) {
+            return;
+        }
+        closeIssued = true;
+        client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    /** Answers still owed long after the client's input ended: each gets SYSTEM_ERROR, then the close. */
+    private void closeIfAnswersAreOverdue() {
+        if (!inputEnded() || closeIssued || System.nanoTime() - inputEndedNanos < context.upstream().requestTimeoutNanos()) {
+            return;
+        }
+        for (PendingRequests.Pending p : pending.drain()) {
+            metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_ERROR);
+            client.write(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
+                RemotingSysResponseCode.SYSTEM_ERROR, "request code " + p.code()
+                    + " not answered in time; the gateway closes this connection after its malformed frame"),
+                client.voidPromise());
+        }
+        owedAnswers = 0;
+        closeIfAnswered();
+    }
+
+    /**
+     * The WARN for a connection closed for what its peer sent (malformed or over-budget frames, a frame
+     * never finished): a peer can cause these at will, so they go through the gateway-wide limiter.
+     */
+    private void logClose(String side, Channel channel, String why, boolean answersOwed) {
+        String after = answersOwed ? " (after the answers it is owed)" : "";
+        long suppressed = context.peerCloseLog().tryAcquire();
+        if (suppressed == LogRateLimiter.SUPPRESS) {
+            log.debug("closing {} connection {}{}: {}", side, Addresses.of(channel.remoteAddress()), after, why);
+        } else if (suppressed > 0) {
+            log.warn("closing {} connection {}{}: {} ({} more such lines were not logged; "
+                + "rmqgw_connections_closed_total counts each)", side, Addresses.of(channel.remoteAddress()), after, why,
+                suppressed);
+        } else {
+            log.warn("closing {} connection {}{}: {}", side, Addresses.of(channel.remoteAddress()), after, why);
+        }
+    }
+
+    /** A flood of such closes that stopped is still reported: one line with the count not logged. */
+    private void reportSuppressedMalformedLines() {
+        long suppressed = context.peerCloseLog().takeSuppressed();
+        if (suppressed > 0) {
+            LogRateLimiter limits = context.peerCloseLog();
+            log.warn("{} more connections closed for what their peers sent (malformed, over-budget or unfinished "
+                + "frames) were not logged (at most {} lines per {}; rmqgw_connections_closed_total counts each)",
+                suppressed, limits.linesPerInterval(), limits.interval());
+        }
     }
 
     /** The client side of a session: created per accepted connection. */
@@ -592,11 +735,15 @@ public final class RelaySession {
 
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (session == null || !(msg instanceof RemotingFrame frame)) {
+            if (session == null || !(msg instanceof RemotingFrame frame) || session.inputEnded()) {
+                // after a malformed frame nothing more is relayed
                 ReferenceCountUtil.release(msg);
                 return;
             }
-            session.fromClient(frame);
+            if (owesAnswer(frame)) {
+                session.owedAnswers++;
+            }
+            session.relay(frame);
         }
 
         @Override
@@ -660,6 +807,7 @@ public final class RelaySession {
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
             flushClient();
+            closeIfAnswered();
         }
 
         @Override

@@ -45,6 +45,26 @@ class ReloadConfigKeysTest {
     }
 
     @Test
+    void incompleteFrameBounds() {
+        GatewayConfig defaults = ConfigLoader.parse(NS);
+        assertEquals(8 * 1024 * 1024, defaults.downstream().maxIncompleteFrameBytes());
+        assertEquals(io.netty.util.internal.PlatformDependent.maxDirectMemory() / 4, defaults.downstream().incompleteFrameBudget());
+        GatewayConfig c = ConfigLoader.parse(NS + "downstream:\n  max-incomplete-frame-bytes: 65536\n"
+            + "  incomplete-frame-budget: 1048576\n");
+        assertEquals(65536, c.downstream().maxIncompleteFrameBytes());
+        assertEquals(1048576L, c.downstream().incompleteFrameBudget());
+        assertEquals(1048576L, c.downstream().incompleteFrameLimit());
+        assertEquals(Long.MAX_VALUE, ConfigLoader.parse(NS + "downstream:\n  incomplete-frame-budget: 0\n")
+            .downstream().incompleteFrameLimit(), "0: no limit");
+        ConfigException small = assertThrows(ConfigException.class,
+            () -> ConfigLoader.parse(NS + "downstream:\n  max-incomplete-frame-bytes: 10\n"));
+        assertTrue(small.getMessage().contains("downstream.max-incomplete-frame-bytes"), small.getMessage());
+        ConfigException negative = assertThrows(ConfigException.class,
+            () -> ConfigLoader.parse(NS + "downstream:\n  incomplete-frame-budget: -1\n"));
+        assertTrue(negative.getMessage().contains("downstream.incomplete-frame-budget"), negative.getMessage());
+    }
+
+    @Test
     void loggingLevels() {
         GatewayConfig c = ConfigLoader.parse(NS + "logging:\n  levels:\n    io.rmqgw: debug\n    io.rmqgw.gateway.relay: TRACE\n"
             + "    root: warn\n    io.netty: off\n");

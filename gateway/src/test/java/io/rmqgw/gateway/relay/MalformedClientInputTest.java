@@ -1,18 +1,25 @@
 package io.rmqgw.gateway.relay;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.codec.frame.MalformedReason;
+import io.rmqgw.metrics.GatewayMetrics.CloseReason;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Wire;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -103,19 +110,62 @@ class MalformedClientInputTest {
         throws Exception {
         try (RawClient client = RawClient.connect(gateway.port())) {
             roundTrip(client, 1);
-            byte[] good = Wire.request(CODE).opaque(2).bytes();
-            byte[] both = new byte[good.length + input.length];
-            System.arraycopy(good, 0, both, 0, good.length);
-            System.arraycopy(input, 0, both, good.length, input.length);
-            try {
-                client.send(both);
-            } catch (IOException e) {
-                // reset by the gateway while the malformed tail was still being written
-            }
-            // the good request reaches the upstream; whether its answer makes it back before the close is a race
-            namesrv.awaitFrame(f -> f.opaque() == 2, RawClient.WAIT);
-            TestGateway.await(() -> gateway.metrics().decodeErrors(reason) >= 1, RawClient.WAIT, "decode error counted");
+            double closedBefore = gateway.metrics().connectionsClosed("namesrv", CloseReason.MALFORMED_FRAME);
+            client.send(concat(Wire.request(CODE).opaque(2).bytes(), Wire.request(CODE).opaque(3).bytes(), input));
+
+            Wire.Frame first = client.read(RawClient.WAIT);
+            Wire.Frame second = client.read(RawClient.WAIT);
+            assertEquals(List.of(2, 3), List.of(first.opaque(), second.opaque()), "both requests before the bad bytes answered");
+            assertEquals(Wire.SUCCESS, second.code());
+            client.assertClosedBy();
+            assertEquals(1, gateway.metrics().decodeErrors(reason), "counted once");
+            assertEquals(closedBefore + 1, gateway.metrics().connectionsClosed("namesrv", CloseReason.MALFORMED_FRAME));
         }
+    }
+
+    @Test
+    void theConnectionStaysOpenUntilASlowUpstreamAnswersWhatCameBeforeTheBadBytes() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        namesrv.script((c, f) -> {
+            if (f.opaque() == 7) {
+                release.await(10, TimeUnit.SECONDS);
+            }
+            ScriptedPeer.Script.ECHO.onFrame(c, f);
+        });
+        try (RawClient client = RawClient.connect(gateway.port())) {
+            client.send(concat(Wire.request(CODE).opaque(7).bytes(), Wire.utf8("GET / HTTP/1.1\r\n\r\n")));
+            namesrv.awaitFrame(f -> f.opaque() == 7, RawClient.WAIT);
+            TestGateway.await(() -> gateway.metrics().decodeErrors("not_remoting") >= 1, RawClient.WAIT, "decode error counted");
+            client.send(Wire.request(CODE).opaque(8).bytes()); // after the bad bytes: read and discarded
+            release.countDown();
+
+            Wire.Frame answer = client.read(RawClient.WAIT);
+            assertEquals(7, answer.opaque());
+            assertEquals(Wire.SUCCESS, answer.code());
+            client.assertClosedBy();
+            assertEquals(List.of(), namesrv.drainReceived().stream().filter(r -> r.frame().opaque() == 8).toList(),
+                "nothing after the bad bytes is relayed");
+        }
+    }
+
+    @Test
+    void aRequestTheUpstreamNeverAnswersGetsItsTimeoutAnswerThenTheClose() throws Exception {
+        namesrv.script(ScriptedPeer.Script.SILENT);
+        try (RawClient client = RawClient.connect(gateway.port())) {
+            client.send(concat(Wire.request(CODE).opaque(9).bytes(), new byte[] {0, 0, 0, 2, 0, 0}));
+            Wire.Frame answer = client.read(RawClient.WAIT);
+            assertEquals(9, answer.opaque());
+            assertTrue(answer.code() == Wire.SYSTEM_BUSY || answer.code() == Wire.SYSTEM_ERROR, "an error: " + answer.code());
+            client.assertClosedBy();
+        }
+    }
+
+    private static byte[] concat(byte[]... parts) {
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        for (byte[] p : parts) {
+            all.writeBytes(p);
+        }
+        return all.toByteArray();
     }
 
     private double totalDecodeErrors() {

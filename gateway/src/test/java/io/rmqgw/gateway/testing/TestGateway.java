@@ -105,6 +105,8 @@ public final class TestGateway implements AutoCloseable {
         private Duration frameTimeout;
         private Integer maxConnections;
         private Integer maxConnectionsPerAddress;
+        private Integer maxIncompleteFrameBytes;
+        private Long incompleteFrameBudget;
         private NamesConfig names = new NamesConfig(false, null, null, null);
         private AdminConfig admin = AdminConfig.DISABLED;
         private FanoutConfig fanout;
@@ -172,6 +174,13 @@ public final class TestGateway implements AutoCloseable {
             return this;
         }
 
+        /** {@code downstream.max-incomplete-frame-bytes} and {@code downstream.incomplete-frame-budget}. */
+        public Builder incompleteFrames(int maxBytes, long budget) {
+            this.maxIncompleteFrameBytes = maxBytes;
+            this.incompleteFrameBudget = budget;
+            return this;
+        }
+
         public Builder responseEncoding(ResponseEncoding encoding) {
             this.responseEncoding = encoding;
             return this;
@@ -203,7 +212,8 @@ public final class TestGateway implements AutoCloseable {
                 GatewayConfig config = new GatewayConfig(new HostPort("127.0.0.1", listen), "127.0.0.1", brokerPorts,
                     new UpstreamConfig(upstreams, connectTimeout, requestTimeout, longPollTimeout, headerEncoding),
                     new RouteCacheConfig(routeTtl), maxFrameLength, drainTimeout, null, admin,
-                    new DownstreamConfig(responseEncoding, idleTimeout, frameTimeout, maxConnections, maxConnectionsPerAddress), names,
+                    new DownstreamConfig(responseEncoding, idleTimeout, frameTimeout, maxConnections, maxConnectionsPerAddress,
+                        maxIncompleteFrameBytes, incompleteFrameBudget), names,
                     null, fanout, virtualQueues);
                 GatewayMetrics metrics = GatewayMetrics.inMemory();
                 try {

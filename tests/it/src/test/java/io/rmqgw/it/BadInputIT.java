@@ -9,6 +9,7 @@ import io.rmqgw.it.fixture.GatewayFixture;
 import io.rmqgw.it.fixture.SharedCluster;
 import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.testing.Await;
+import io.rmqgw.it.support.Admin;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.testing.RawRemoting;
 import io.rmqgw.it.support.ScenarioProcess;
@@ -27,6 +28,7 @@ import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.apache.rocketmq.remoting.protocol.header.GetMaxOffsetRequestHeader;
+import org.apache.rocketmq.remoting.protocol.header.SendMessageRequestHeader;
 import org.apache.rocketmq.remoting.protocol.header.namesrv.GetRouteInfoRequestHeader;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -113,6 +115,57 @@ class BadInputIT {
         out.writeBytes(a);
         out.writeBytes(b);
         return out.toByteArray();
+    }
+
+    static RemotingCommand sendRequest(String topic, String body) {
+        SendMessageRequestHeader h = new SendMessageRequestHeader();
+        h.setProducerGroup(cluster.group("garbage_after"));
+        h.setTopic(topic);
+        h.setDefaultTopic("TBW102");
+        h.setDefaultTopicQueueNums(4);
+        h.setQueueId(0);
+        h.setSysFlag(0);
+        h.setBornTimestamp(System.currentTimeMillis());
+        h.setFlag(0);
+        h.setProperties("");
+        RemotingCommand send = RemotingCommand.createRequestCommand(RequestCode.SEND_MESSAGE, h);
+        send.setBody(body.getBytes(StandardCharsets.UTF_8));
+        return send;
+    }
+
+    /**
+     * A good request and garbage in one TCP write, on each port: the request reaches the real name server
+     * or broker and its answer comes back before the gateway closes the connection (issue 16.2).
+     */
+    @Test
+    void aGoodRequestBeforeGarbageInOneWriteIsAnswered() throws Exception {
+        String topic = cluster.topic("garbage_after");
+        Admin.createTopic(cluster.brokerAddress(), topic, 4);
+        Admin.awaitRoute(cluster.namesrvAddress(), topic, cluster.brokerName(), Duration.ofSeconds(15));
+        byte[] garbage = badInputs().get("garbage").bytes();
+        double before = gateway.metrics().decodeErrors("bad_length");
+        for (SerializeType encoding : SerializeType.values()) {
+            try (RawRemoting client = RawRemoting.connect(gateway.listenPort(), Duration.ofSeconds(10))) {
+                RemotingCommand route = routeRequest(topic);
+                client.write(concat(RawRemoting.frame(route, encoding), garbage));
+                RawRemoting.Answer answer = client.readFrame();
+                assertEquals(route.getOpaque(), answer.command().getOpaque());
+                assertEquals(ResponseCode.SUCCESS, answer.code(), answer::toString);
+                assertTrue(new String(answer.command().getBody(), StandardCharsets.UTF_8).contains(cluster.brokerName()),
+                    "the route from the name server");
+                assertNotNull(client.awaitClosed(CLOSE_WITHIN));
+            }
+            try (RawRemoting client = RawRemoting.connect(gateway.brokerPort(cluster.brokerAddress()), Duration.ofSeconds(10))) {
+                RemotingCommand send = sendRequest(topic, "before the garbage " + encoding);
+                client.write(concat(RawRemoting.frame(send, encoding), garbage));
+                RawRemoting.Answer answer = client.readFrame();
+                assertEquals(send.getOpaque(), answer.command().getOpaque());
+                assertEquals(ResponseCode.SUCCESS, answer.code(), answer::toString);
+                assertNotNull(answer.ext("msgId"), "stored by the broker: " + answer);
+                assertNotNull(client.awaitClosed(CLOSE_WITHIN));
+            }
+        }
+        assertEquals(before + 4, gateway.metrics().decodeErrors("bad_length"), "each connection's garbage counted once");
     }
 
     @Test
