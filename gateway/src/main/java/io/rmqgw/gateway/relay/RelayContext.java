@@ -5,6 +5,7 @@ import io.rmqgw.gateway.config.DownstreamConfig;
 import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.net.Transport;
+import io.rmqgw.gateway.tls.ServerTls;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.ClusterView;
 import java.util.Set;
@@ -28,6 +29,7 @@ public final class RelayContext {
     private final ClientRegistry clients = new ClientRegistry();
     private final ConnectionLimits connections = new ConnectionLimits();
     private volatile DownstreamConfig downstream = DownstreamConfig.DEFAULT;
+    private final ServerTls tls;
 
     public RelayContext(Transport transport, Dialer dialer, GatewayMetrics metrics, int maxFrameLength,
                         UpstreamSettings upstream) {
@@ -36,6 +38,12 @@ public final class RelayContext {
         this.metrics = metrics;
         this.maxFrameLength = maxFrameLength;
         this.upstream = upstream;
+        this.tls = new ServerTls(metrics);
+    }
+
+    /** TLS on the client listeners: the context each accepted connection takes. */
+    public ServerTls tls() {
+        return tls;
     }
 
     public Transport transport() {

@@ -99,6 +99,8 @@ public final class RelaySession {
                 }
                 // the ReadGate's initial state: nothing is read before the session starts
                 ch.config().setAutoRead(false);
+                // first in the pipeline when TLS is on: TLS or plain is told from the first bytes
+                context.tls().install(ch, role.handlers().role());
                 if (!downstream.idleTimeout().isZero()) {
                     // all-idle, as brokers: a consumer waiting on a long poll receives its answer within it
                     ch.pipeline().addLast("idle", new IdleStateHandler(0, 0,
