@@ -99,6 +99,7 @@ public final class Gateway implements AutoCloseable {
             context.downstream(config.downstream());
             context.tls().apply(config.tls());
             context.tls().watch(transport.boss().next());
+            context.rateLimits().apply(config.rateLimits());
             BrokerListeners brokers = new BrokerListeners(context, config.listen().host(), config.advertiseHost(),
                 new BrokerPortMap(config.brokerPorts().from(), config.brokerPorts().to()));
             List<String> namesrvList = config.upstream().namesrv().stream().map(HostPort::toString).toList();
@@ -196,6 +197,9 @@ public final class Gateway implements AutoCloseable {
         // the files are read again even when the settings are unchanged
         if (context.tls().apply(next.tls())) {
             applied.add("tls");
+        }
+        if (context.rateLimits().apply(next.rateLimits())) {
+            applied.add("rate-limits");
         }
         if (!current.upstream().equals(next.upstream())) {
             UpstreamSettings previous = context.upstream();

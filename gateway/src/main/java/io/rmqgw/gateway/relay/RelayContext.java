@@ -5,6 +5,7 @@ import io.rmqgw.gateway.config.DownstreamConfig;
 import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.net.Transport;
+import io.rmqgw.gateway.limits.RateLimits;
 import io.rmqgw.gateway.tls.ServerTls;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.ClusterView;
@@ -30,6 +31,7 @@ public final class RelayContext {
     private final ConnectionLimits connections = new ConnectionLimits();
     private volatile DownstreamConfig downstream = DownstreamConfig.DEFAULT;
     private final ServerTls tls;
+    private final RateLimits rateLimits;
 
     public RelayContext(Transport transport, Dialer dialer, GatewayMetrics metrics, int maxFrameLength,
                         UpstreamSettings upstream) {
@@ -39,6 +41,12 @@ public final class RelayContext {
         this.maxFrameLength = maxFrameLength;
         this.upstream = upstream;
         this.tls = new ServerTls(metrics);
+        this.rateLimits = new RateLimits(metrics);
+    }
+
+    /** The send rate limits in force. */
+    public RateLimits rateLimits() {
+        return rateLimits;
     }
 
     /** TLS on the client listeners: the context each accepted connection takes. */

@@ -17,6 +17,7 @@ import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.header.CommandHeader;
 import io.rmqgw.gateway.edge.EdgeSettings;
+import io.rmqgw.gateway.limits.RateLimits;
 import io.rmqgw.gateway.edge.HeaderUpgrade;
 import io.rmqgw.gateway.net.Addresses;
 import io.rmqgw.metrics.GatewayMetrics;
@@ -204,6 +205,20 @@ public final class RelaySession {
         assert client.eventLoop().inEventLoop() : "answerLocally off the session's event loop";
         client.write(answer, client.voidPromise());
         clientNeedsFlush = true;
+    }
+
+    /** The send rate limits in force. */
+    public RateLimits rateLimits() {
+        return context.rateLimits();
+    }
+
+    /**
+     * The client id this connection's heartbeats named, or, before its first heartbeat, a stand-in naming the
+     * connection ({@code connection ip:port}), so that it is limited as a client of its own.
+     */
+    public String clientIdForLimits() {
+        String id = context.clients().clientIdOf(client);
+        return id != null ? id : "connection " + clientAddress;
     }
 
     /** The settings this session's frames are treated with (current at the time of the call). */
