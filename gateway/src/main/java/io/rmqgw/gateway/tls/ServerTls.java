@@ -166,7 +166,13 @@ public final class ServerTls {
             }
             return new Active(current.context(), next.mode(), next, fingerprint, current.subject());
         }
-        return new Active(build(next, cert, key), next.mode(), next, fingerprint, subjectOf(cert));
+        Active built = new Active(build(next, cert, key), next.mode(), next, fingerprint, subjectOf(cert));
+        String mismatch = KeyPairCheck.mismatch(cert, key, next.keyPassword());
+        if (mismatch != null) {
+            throw new ConfigException("tls.key-file", next.keyFile() + " does not go with " + next.certFile() + ": "
+                + mismatch);
+        }
+        return built;
     }
 
     private static SslContext build(TlsConfig config, byte[] cert, byte[] key) {

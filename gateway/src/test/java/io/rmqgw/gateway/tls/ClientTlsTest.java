@@ -61,7 +61,8 @@ class ClientTlsTest {
     }
 
     private TestGateway start(TlsConfig tls) throws InterruptedException {
-        return TestGateway.builder().namesrv(namesrv.address()).tls(tls).start();
+        // a request timeout long enough for the start's cluster discovery on a loaded machine
+        return TestGateway.builder().namesrv(namesrv.address()).requestTimeout(Duration.ofSeconds(5)).tls(tls).start();
     }
 
     private TlsConfig tls(TlsMode mode) {
@@ -74,6 +75,11 @@ class ClientTlsTest {
     }
 
     private int brokerPort() {
+        // the start's one discovery may time out on a heavily loaded machine: ask again, as the gateway would
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!gateway.gateway().brokerListeners().containsKey(broker.address()) && System.nanoTime() < deadline) {
+            gateway.gateway().discoverCluster();
+        }
         return gateway.brokerPort(broker.address());
     }
 
@@ -143,6 +149,36 @@ class ClientTlsTest {
         TestGateway.await(() -> gateway.metrics().tlsReloads("failed") >= 1, Duration.ofSeconds(10),
             "the broken file noticed");
         assertEquals(Cert.B.commonName(), TestCerts.presentedCommonName(brokerPort()));
+    }
+
+    @Test
+    void aCertificateRenewedFileByFileIsTakenOnlyOnceItsKeyMatches() throws Exception {
+        gateway = start(tls(TlsMode.ENFORCING));
+        Path certB = dir.resolve("b.crt");
+        Path keyB = dir.resolve("b.key");
+        TestCerts.write(Cert.B, certB, keyB);
+        // the new certificate first, beside the old key: refused, the old pair stays in force
+        Files.copy(certB, cert, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        TestGateway.await(() -> gateway.metrics().tlsReloads("failed") >= 1, Duration.ofSeconds(10),
+            "the mismatched pair noticed");
+        assertEquals(Cert.A.commonName(), TestCerts.presentedCommonName(brokerPort()), "handshakes still succeed");
+        assertEquals(0, gateway.metrics().tlsReloads("applied"));
+        // then its key: taken
+        Files.copy(keyB, key, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        TestGateway.await(() -> gateway.metrics().tlsReloads("applied") == 1, Duration.ofSeconds(10), "the new pair");
+        assertEquals(Cert.B.commonName(), TestCerts.presentedCommonName(brokerPort()));
+
+        ConfigException refused = assertThrows(ConfigException.class, () -> gateway.gateway().reload(
+            gateway.gateway().config().withTls(new TlsConfig(true, cert.toString(), dir.resolve("x.key").toString(),
+                null, TlsMode.ENFORCING, null))), "a reload naming a missing key");
+        assertEquals("tls.key-file", refused.path());
+        Path keyA = dir.resolve("a.key");
+        TestCerts.write(Cert.A, dir.resolve("a.crt"), keyA);
+        ConfigException mismatched = assertThrows(ConfigException.class, () -> gateway.gateway().reload(
+            gateway.gateway().config().withTls(new TlsConfig(true, cert.toString(), keyA.toString(), null,
+                TlsMode.ENFORCING, null))));
+        assertEquals("tls.key-file", mismatched.path());
+        assertTrue(mismatched.reason().contains("does not belong to the certificate"), mismatched.getMessage());
     }
 
     @Test

@@ -73,7 +73,10 @@ class TlsIT {
     private static ScenarioRunner.Spec tlsClient(ClientVersion version, String scenario, GatewayFixture gateway,
                                                  String topic) {
         return ScenarioRunner.scenario(version, scenario).namesrv(gateway.namesrvAddress()).topic(topic)
-            .systemProperty("tls.enable", "true").timeout(Duration.ofSeconds(90));
+            .systemProperty("tls.enable", "true").timeout(Duration.ofSeconds(90))
+            // the first send of a fresh JVM pays for TLS set-up and two handshakes besides the topic's
+            // creation: past the default 5 s on a loaded 2-core machine
+            .arg("send-timeout-ms", 20_000);
     }
 
     @ParameterizedTest
