@@ -17,6 +17,7 @@ import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.TimeoutException;
+import org.apache.rocketmq.auth.config.AuthConfig;
 import org.apache.rocketmq.broker.BrokerController;
 import org.apache.rocketmq.broker.BrokerPathConfigHelper;
 import org.apache.rocketmq.common.BrokerConfig;
@@ -273,7 +274,8 @@ public final class EmbeddedCluster implements AutoCloseable {
         // Static: where UPDATE_BROKER_CONFIG persists the broker config (default ${user.home}/store/config).
         BrokerPathConfigHelper.setBrokerConfigPath(store.resolve("config").resolve("broker.properties").toString());
 
-        BrokerController controller = new BrokerController(broker, server, client, store0);
+        BrokerController controller = new BrokerController(broker, server, client, store0,
+            authConfig(overrides, broker, store));
         boolean initialized;
         Thread thread = Thread.currentThread();
         ClassLoader previous = thread.getContextClassLoader();
@@ -303,6 +305,23 @@ public final class EmbeddedCluster implements AutoCloseable {
             throw e;
         }
         return controller;
+    }
+
+    /**
+     * ACL 2.0 settings (authentication, authorization) when {@code overrides} turns either on, as the stock
+     * BrokerStartup builds them (metadata under the store's config directory); null otherwise, so a broker
+     * without them starts exactly as before.
+     */
+    private static AuthConfig authConfig(Properties overrides, BrokerConfig broker, Path store) {
+        if (!overrides.containsKey("authenticationEnabled") && !overrides.containsKey("authorizationEnabled")) {
+            return null;
+        }
+        AuthConfig auth = new AuthConfig();
+        MixAll.properties2Object(overrides, auth);
+        auth.setConfigName(broker.getBrokerName());
+        auth.setClusterName(broker.getBrokerClusterName());
+        auth.setAuthConfigPath(store.resolve("config").toString());
+        return auth;
     }
 
     /**

@@ -100,6 +100,9 @@ public final class Gateway implements AutoCloseable {
                 config.maxFrameLength(), UpstreamSettings.of(config.upstream()));
             context.edge(EdgeSettings.of(config));
             context.downstream(config.downstream());
+            context.tls().apply(config.tls());
+            context.tls().watch(transport.boss().next());
+            context.rateLimits().apply(config.rateLimits());
             BrokerListeners brokers = new BrokerListeners(context, config.listen().host(), config.advertiseHost(),
                 new BrokerPortMap(config.brokerPorts().from(), config.brokerPorts().to()));
             List<String> namesrvList = config.upstream().namesrv().stream().map(HostPort::toString).toList();
@@ -201,6 +204,14 @@ public final class Gateway implements AutoCloseable {
         GatewayConfig current = config;
         List<String> applied = new java.util.ArrayList<>();
         List<String> needsRestart = new java.util.ArrayList<>();
+        // first: unusable TLS files refuse the whole reload (ConfigException) before anything is applied;
+        // the files are read again even when the settings are unchanged
+        if (context.tls().apply(next.tls())) {
+            applied.add("tls");
+        }
+        if (context.rateLimits().apply(next.rateLimits())) {
+            applied.add("rate-limits");
+        }
         if (!current.upstream().equals(next.upstream())) {
             UpstreamSettings previous = context.upstream();
             UpstreamSettings replacement = UpstreamSettings.of(next.upstream());
@@ -246,7 +257,7 @@ public final class Gateway implements AutoCloseable {
             current.routes(), current.maxFrameLength(), next.drainTimeout(), current.embedded(),
             new io.rmqgw.gateway.config.AdminConfig(current.admin().enabled(), current.admin().listen(),
                 next.admin().topicLabels(), next.admin().topicLabelLimit()), next.downstream(), next.names(),
-            current.logging(), next.fanout(), next.virtualQueues());
+            current.logging(), next.fanout(), next.virtualQueues(), next.tls(), next.rateLimits());
         ReloadResult result = new ReloadResult(applied, needsRestart, pendingRestart);
         log.info("reload: applied {}, newly needs a restart {}, pending a restart {}", applied, needsRestart,
             pendingRestart);

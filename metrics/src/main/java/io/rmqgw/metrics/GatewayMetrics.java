@@ -68,7 +68,11 @@ public final class GatewayMetrics implements AutoCloseable {
         /** Refused at accept: {@code downstream.max-connections} or {@code max-connections-per-address} reached. */
         CONNECTION_LIMIT,
         /** A read would have passed {@code downstream.incomplete-frame-budget}, the bytes all half-arrived frames may hold. */
-        INCOMPLETE_FRAME_BUDGET;
+        INCOMPLETE_FRAME_BUDGET,
+        /** A plain (not TLS) connection to a listener whose {@code tls.mode} is {@code enforcing}. */
+        TLS_REQUIRED,
+        /** The TLS handshake failed or did not finish in time. */
+        TLS_HANDSHAKE_FAILED;
 
         private final String label = name().toLowerCase(Locale.ROOT);
 
@@ -86,6 +90,11 @@ public final class GatewayMetrics implements AutoCloseable {
      */
     public static final List<String> NAMESRV_DISCOVERY_RESULTS =
         List.of("changed", "unchanged", "http_error", "timeout", "empty", "malformed", "unreachable");
+
+    /** The {@code limit} values of {@code rmqgw.rate.limited}: which limit refused a send. */
+    public static final List<String> RATE_LIMITS = List.of("topic", "client");
+    /** The {@code result} values of {@code rmqgw.tls.reloads}. */
+    public static final List<String> TLS_RELOAD_RESULTS = List.of("applied", "failed");
 
     /** The {@code upstream} tag of the name-server listener's {@link ListenerMeters}, and a listener role. */
     /** How a fan-out request ended: every part stored; refused before anything was sent; a part failed for good. */
@@ -157,6 +166,8 @@ public final class GatewayMetrics implements AutoCloseable {
     private final Counter fanoutRetries;
     private volatile LongSupplier incompleteFrameBytes = () -> 0;
     private volatile LongSupplier incompleteFrameBudget = () -> 0;
+    private final LabelledCounters rateLimited;
+    private final LabelledCounters tlsReloads;
 
     public GatewayMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -212,6 +223,12 @@ public final class GatewayMetrics implements AutoCloseable {
         fanoutRetries = Counter.builder("rmqgw.fanout.part.retries")
             .description("Fan-out parts sent again to another queue of their topic after a failure")
             .register(registry);
+        rateLimited = new LabelledCounters(registry, "rmqgw.rate.limited",
+            "Sends answered SYSTEM_BUSY by the gateway's rate limits, by the limit that refused them: topic or client",
+            Tags.empty(), "limit", RATE_LIMITS);
+        tlsReloads = new LabelledCounters(registry, "rmqgw.tls.reloads",
+            "TLS certificate and key files read again after a change: applied, or failed (the previous ones stay)",
+            Tags.empty(), "result", TLS_RELOAD_RESULTS);
         SerializeType[] encodings = SerializeType.values();
         headerConversions = new Counter[encodings.length * encodings.length];
         for (SerializeType from : encodings) {
@@ -712,6 +729,26 @@ public final class GatewayMetrics implements AutoCloseable {
 
     public double fanoutPartsTotal() {
         return fanoutParts.totalAmount();
+    }
+
+    // ---------------------------------------------------------------- rate limits and TLS
+
+    /** A send refused by a rate limit ({@code rmqgw.rate.limited{limit}}); {@code limit} is one of {@link #RATE_LIMITS}. */
+    public void rateLimited(String limit) {
+        rateLimited.counter(limit).increment();
+    }
+
+    public double rateLimitedSends(String limit) {
+        return rateLimited.count(limit);
+    }
+
+    /** TLS files read again after a change ({@code rmqgw.tls.reloads{result}}): one of {@link #TLS_RELOAD_RESULTS}. */
+    public void tlsReload(String result) {
+        tlsReloads.counter(result).increment();
+    }
+
+    public double tlsReloads(String result) {
+        return tlsReloads.count(result);
     }
 
     // ---------------------------------------------------------------- upstream health

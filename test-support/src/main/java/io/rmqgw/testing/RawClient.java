@@ -36,6 +36,18 @@ public final class RawClient implements AutoCloseable {
         return new RawClient(socket);
     }
 
+    /** A TLS connection (trusting any certificate), handshake done. */
+    public static RawClient connectTls(int port) throws IOException {
+        Socket plain = new Socket();
+        plain.setTcpNoDelay(true);
+        plain.connect(new InetSocketAddress("127.0.0.1", port), (int) WAIT.toMillis());
+        javax.net.ssl.SSLSocket tls = (javax.net.ssl.SSLSocket) TestCerts.trustAll().getSocketFactory()
+            .createSocket(plain, "127.0.0.1", port, true);
+        tls.setSoTimeout((int) WAIT.toMillis());
+        tls.startHandshake();
+        return new RawClient(tls);
+    }
+
     public void send(byte[] bytes) throws IOException {
         out.write(bytes);
         out.flush();

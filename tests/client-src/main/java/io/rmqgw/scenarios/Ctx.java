@@ -2,12 +2,16 @@ package io.rmqgw.scenarios;
 
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
+import org.apache.rocketmq.acl.common.AclClientRPCHook;
+import org.apache.rocketmq.acl.common.SessionCredentials;
 import org.apache.rocketmq.client.ClientConfig;
+import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.remoting.RPCHook;
 
 /** Options every scenario shares, the deadline, and the client factories. */
 final class Ctx {
@@ -34,6 +38,8 @@ final class Ctx {
     final boolean fromLast;
     final String createTopicKey;
     final String shortId;
+    /** RocketMQ ACL signing (AccessKey/Signature in every request), or null without --access-key. */
+    final RPCHook aclHook;
 
     Ctx(String scenario, Args args, Out out, int defaultCount) {
         this.scenario = scenario;
@@ -67,6 +73,12 @@ final class Ctx {
         // The topic whose route producers borrow to auto-create an unknown topic (TBW102); naming a
         // topic that does not exist makes "no route" a send failure instead of an auto-creation.
         this.createTopicKey = args.str("create-topic-key", null);
+        String accessKey = args.str("access-key", null);
+        String secretKey = args.str("secret-key", null);
+        if ((accessKey == null) != (secretKey == null)) {
+            throw new Args.UsageException("--access-key and --secret-key go together");
+        }
+        this.aclHook = accessKey == null ? null : new AclClientRPCHook(new SessionCredentials(accessKey, secretKey));
         if (count < 0 || timeoutMs <= 0 || bodySize < 0) {
             throw new Args.UsageException("--count and --body-size must be >= 0, --timeout-ms > 0");
         }
@@ -119,7 +131,7 @@ final class Ctx {
     }
 
     DefaultMQProducer producer() {
-        DefaultMQProducer p = new DefaultMQProducer(producerGroup);
+        DefaultMQProducer p = new DefaultMQProducer(producerGroup, aclHook);
         configureProducer(p);
         return p;
     }
@@ -137,7 +149,7 @@ final class Ctx {
     }
 
     DefaultMQPushConsumer pushConsumer(int consumeThreads) throws Exception {
-        DefaultMQPushConsumer c = new DefaultMQPushConsumer(consumerGroup);
+        DefaultMQPushConsumer c = new DefaultMQPushConsumer(consumerGroup, aclHook, new AllocateMessageQueueAveragely());
         common(c);
         c.setConsumeFromWhere(fromLast ? ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET
             : ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
@@ -149,7 +161,7 @@ final class Ctx {
     }
 
     DefaultLitePullConsumer litePullConsumer() throws Exception {
-        DefaultLitePullConsumer c = new DefaultLitePullConsumer(consumerGroup);
+        DefaultLitePullConsumer c = new DefaultLitePullConsumer(consumerGroup, aclHook);
         common(c);
         c.setConsumeFromWhere(fromLast ? ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET
             : ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);

@@ -39,7 +39,7 @@ final class TransactionScenario implements ScenarioMain.Scenario {
         Map<String, Integer> checks = new ConcurrentHashMap<>();
         CountDownLatch unknownChecked = new CountDownLatch(1);
 
-        TransactionMQProducer producer = new TransactionMQProducer(ctx.producerGroup);
+        TransactionMQProducer producer = new TransactionMQProducer(ctx.producerGroup, ctx.aclHook);
         ctx.configureProducer(producer);
         producer.setTransactionListener(new TransactionListener() {
             @Override

@@ -23,6 +23,8 @@ import org.slf4j.LoggerFactory;
 final class Forwarding {
 
     private static final Logger log = LoggerFactory.getLogger(Forwarding.class);
+    /** RocketMQ's ResponseCode.SYSTEM_BUSY: clients back off and retry. */
+    private static final int SYSTEM_BUSY = 2;
 
     private Forwarding() {
     }
@@ -35,10 +37,21 @@ final class Forwarding {
     static <H extends CommandHeader> ByteBuf typed(RelaySession session, RemotingFrame request, Class<H> type,
                                                    BiFunction<H, EdgeSettings, NameRefusal> rule,
                                                    Function<H, String> topic) {
+        return typed(session, request, type, rule, topic, null);
+    }
+
+    /**
+     * As {@link #typed(RelaySession, RemotingFrame, Class, BiFunction, Function)}; {@code busy} (null: none)
+     * looks at a request whose names passed and returns the remark of a SYSTEM_BUSY answer (the gateway's rate
+     * limits), or null to forward it. Takes ownership of {@code request}; null when refused.
+     */
+    static <H extends CommandHeader> ByteBuf typed(RelaySession session, RemotingFrame request, Class<H> type,
+                                                   BiFunction<H, EdgeSettings, NameRefusal> rule,
+                                                   Function<H, String> topic, Function<H, String> busy) {
         EdgeSettings edge = session.edge();
         GatewayMetrics metrics = session.metrics();
         boolean sameEncoding = edge.upstreamEncoding() == null || edge.upstreamEncoding() == request.encoding();
-        if (edge.names() == null && sameEncoding && !metrics.topicLabelsEnabled()) {
+        if (edge.names() == null && sameEncoding && !metrics.topicLabelsEnabled() && busy == null) {
             return request.content();
         }
         CommandHeader decoded;
@@ -56,6 +69,12 @@ final class Forwarding {
             if (refusal != null) {
                 decoded.release();
                 refuse(session, request, refusal);
+                return null;
+            }
+            String busyRemark = busy == null ? null : busy.apply(header);
+            if (busyRemark != null) {
+                decoded.release();
+                answerBusy(session, request, busyRemark);
                 return null;
             }
         }
@@ -108,6 +127,21 @@ final class Forwarding {
         }
         refuse(session, request, refusal);
         return true;
+    }
+
+    /** Answers SYSTEM_BUSY with {@code remark} (a oneway request is dropped, logged at debug). Takes ownership. */
+    private static void answerBusy(RelaySession session, RemotingFrame request, String remark) {
+        try {
+            if (request.isOneway()) {
+                log.debug("client {}: oneway request code {} dropped: {}", session.clientAddress(), request.code(),
+                    remark);
+                return;
+            }
+            session.answerLocally(Frames.errorResponse(session.client().alloc(), request.opaque(),
+                session.answerEncoding(request.encoding()), SYSTEM_BUSY, remark));
+        } finally {
+            request.release();
+        }
     }
 
     /** Answers a request with a bad name as a broker would, and never forwards it. Takes ownership. */

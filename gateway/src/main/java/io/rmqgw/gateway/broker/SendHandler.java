@@ -10,6 +10,7 @@ import io.rmqgw.codec.header.SendResponseHeader;
 import io.rmqgw.codec.message.MessageIds;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.edge.NameGuard;
+import io.rmqgw.gateway.limits.RateLimits;
 import io.rmqgw.gateway.relay.RelaySession;
 import io.rmqgw.gateway.relay.RequestHandler;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
@@ -37,9 +38,13 @@ public final class SendHandler implements RequestHandler {
 
     @Override
     public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
-        return typedHeader
-            ? Forwarding.typed(session, request, SendRequestHeader.class, NameGuard::checkSend, SendRequestHeader::topic)
-            : session.reencodeForUpstream(request, null);
+        if (!typedHeader) {
+            return session.reencodeForUpstream(request, null);
+        }
+        RateLimits limits = session.rateLimits();
+        return Forwarding.typed(session, request, SendRequestHeader.class, NameGuard::checkSend,
+            SendRequestHeader::topic, limits.active()
+                ? header -> limits.admitSend(header.topic(), session.clientIdForLimits()) : null);
     }
 
     @Override

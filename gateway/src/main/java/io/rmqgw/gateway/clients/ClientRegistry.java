@@ -165,6 +165,18 @@ public final class ClientRegistry {
 
     // ---- queries ----
 
+    /** The client id the heartbeats on {@code channel} named (one of them if several clients share it), or null before any. */
+    public String clientIdOf(Channel channel) {
+        Set<ClientKey> keys = byChannel.get(channel);
+        if (keys == null) {
+            return null;
+        }
+        for (ClientKey key : keys) {
+            return key.clientId();
+        }
+        return null;
+    }
+
     /** The open connection a client heartbeats on for this broker. */
     public Optional<Channel> connection(String brokerAddress, String clientId) {
         return client(brokerAddress, clientId).map(Client::channel).filter(Channel::isActive);

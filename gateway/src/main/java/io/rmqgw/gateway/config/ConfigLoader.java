@@ -351,6 +351,29 @@ public final class ConfigLoader {
             entry.put("lease-deadline", formatDuration(v.leaseDeadline()));
             entry.put("max-deliveries", v.maxDeliveries());
         }
+        ObjectNode tls = root.putObject("tls");
+        tls.put("enabled", config.tls().enabled());
+        if (config.tls().certFile() != null) {
+            tls.put("cert-file", config.tls().certFile());
+        }
+        if (config.tls().keyFile() != null) {
+            tls.put("key-file", config.tls().keyFile());
+        }
+        if (config.tls().keyPassword() != null) {
+            tls.put("key-password", config.tls().keyPassword());
+        }
+        tls.put("mode", config.tls().mode().label());
+        tls.put("file-check-interval", formatDuration(config.tls().fileCheckInterval()));
+        ObjectNode rateLimits = root.putObject("rate-limits");
+        ArrayNode perTopic = rateLimits.putArray("per-topic");
+        for (RateLimitConfig.TopicLimit l : config.rateLimits().perTopic()) {
+            perTopic.addObject().put("topic", l.topic()).put("sends-per-second", l.sendsPerSecond()).put("burst", l.burst());
+        }
+        ArrayNode perClient = rateLimits.putArray("per-client");
+        for (RateLimitConfig.ClientLimit l : config.rateLimits().perClient()) {
+            perClient.addObject().put("client-id", l.clientId()).put("sends-per-second", l.sendsPerSecond())
+                .put("burst", l.burst());
+        }
         try {
             return MAPPER.writeValueAsString(root);
         } catch (IOException e) {

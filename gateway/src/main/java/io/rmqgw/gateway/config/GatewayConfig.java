@@ -22,14 +22,15 @@ import java.util.Objects;
  * @param names          topic and group name checks at the edge
  * @param logging        log levels by logger (applied by the process that owns the logging backend)
  * @param fanout         multi-topic fan-out (off by default)
- * @param virtualQueues  consumer groups opted into virtual queues, one entry per group and topic (not active yet:
- *                       validated only)
+ * @param virtualQueues  consumer groups opted into virtual queues, one entry per group and topic
+ * @param tls            TLS on the client-facing listeners (off by default)
+ * @param rateLimits     send rate limits per topic and per client id (none by default)
  */
 public record GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
                             RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
                             EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream,
                             NamesConfig names, LoggingConfig logging, FanoutConfig fanout,
-                            List<VirtualQueueConfig> virtualQueues) {
+                            List<VirtualQueueConfig> virtualQueues, TlsConfig tls, RateLimitConfig rateLimits) {
 
     public static final int DEFAULT_MAX_FRAME_LENGTH = 16 * 1024 * 1024;
     public static final HostPort DEFAULT_LISTEN = new HostPort("127.0.0.1", 9876);
@@ -87,6 +88,17 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
         virtualQueues = virtualQueues == null ? List.of() : virtualQueues;
         checkVirtualQueues(virtualQueues);
         virtualQueues = List.copyOf(virtualQueues);
+        tls = Objects.requireNonNullElse(tls, TlsConfig.DISABLED);
+        rateLimits = Objects.requireNonNullElse(rateLimits, RateLimitConfig.NONE);
+    }
+
+    /** Without TLS and rate limits. */
+    public GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
+                         RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
+                         EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream, NamesConfig names,
+                         LoggingConfig logging, FanoutConfig fanout, List<VirtualQueueConfig> virtualQueues) {
+        this(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout, embedded, admin,
+            downstream, names, logging, fanout, virtualQueues, null, null);
     }
 
     /** Without virtual queues. */
@@ -188,25 +200,44 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
     /** A copy with the name servers replaced (the embedded cluster supplies its own). */
     public GatewayConfig withNamesrv(List<HostPort> namesrv) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream.withNamesrv(namesrv),
-            routes, maxFrameLength, drainTimeout, embedded, admin, downstream, names, logging, fanout, virtualQueues);
+            routes, maxFrameLength, drainTimeout, embedded, admin, downstream, names, logging, fanout, virtualQueues, tls,
+            rateLimits);
     }
 
     /** A copy with other log levels. */
     public GatewayConfig withLogging(LoggingConfig levels) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, levels, fanout, virtualQueues);
+            embedded, admin, downstream, names, levels, fanout, virtualQueues, tls, rateLimits);
     }
 
     /** A copy with other upstream settings. */
     public GatewayConfig withUpstream(UpstreamConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, replacement, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, virtualQueues);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits);
     }
 
     /** A copy with other fan-out settings. */
     public GatewayConfig withFanout(FanoutConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, replacement, virtualQueues);
+            embedded, admin, downstream, names, logging, replacement, virtualQueues, tls, rateLimits);
+    }
+
+    /** A copy with other virtual-queue entries. */
+    public GatewayConfig withVirtualQueues(List<VirtualQueueConfig> replacement) {
+        return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
+            embedded, admin, downstream, names, logging, fanout, replacement, tls, rateLimits);
+    }
+
+    /** A copy with other TLS settings. */
+    public GatewayConfig withTls(TlsConfig replacement) {
+        return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, replacement, rateLimits);
+    }
+
+    /** A copy with other rate limits. */
+    public GatewayConfig withRateLimits(RateLimitConfig replacement) {
+        return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, replacement);
     }
 
     /** {@code advertise-host:port} of the listen port: what clients put in {@code namesrvAddr}. */

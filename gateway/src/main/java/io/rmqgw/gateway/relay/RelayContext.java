@@ -7,6 +7,8 @@ import io.rmqgw.gateway.config.DownstreamConfig;
 import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.net.Transport;
+import io.rmqgw.gateway.limits.RateLimits;
+import io.rmqgw.gateway.tls.ServerTls;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.ClusterView;
 import java.time.Duration;
@@ -37,6 +39,8 @@ public final class RelayContext {
     private final IncompleteFrameBudget incompleteFrames = new IncompleteFrameBudget(DownstreamConfig.DEFAULT.incompleteFrameLimit());
     /** A peer can send malformed or unfinished frames at will: the WARN lines of such closes are bounded (the metrics count each). */
     private final LogRateLimiter peerCloseLog = new LogRateLimiter(10, Duration.ofSeconds(10));
+    private final ServerTls tls;
+    private final RateLimits rateLimits;
 
     public RelayContext(Transport transport, Dialer dialer, GatewayMetrics metrics, int maxFrameLength,
                         UpstreamSettings upstream) {
@@ -46,6 +50,18 @@ public final class RelayContext {
         this.maxFrameLength = maxFrameLength;
         this.upstream = upstream;
         metrics.incompleteFrames(incompleteFrames::held, incompleteFrames::limit);
+        this.tls = new ServerTls(metrics);
+        this.rateLimits = new RateLimits(metrics);
+    }
+
+    /** The send rate limits in force. */
+    public RateLimits rateLimits() {
+        return rateLimits;
+    }
+
+    /** TLS on the client listeners: the context each accepted connection takes. */
+    public ServerTls tls() {
+        return tls;
     }
 
     public Transport transport() {

@@ -18,6 +18,7 @@ import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.header.CommandHeader;
 import io.rmqgw.gateway.edge.EdgeSettings;
+import io.rmqgw.gateway.limits.RateLimits;
 import io.rmqgw.gateway.edge.HeaderUpgrade;
 import io.rmqgw.gateway.net.Addresses;
 import io.rmqgw.metrics.GatewayMetrics;
@@ -109,6 +110,8 @@ public final class RelaySession {
                 }
                 // the ReadGate's initial state: nothing is read before the session starts
                 ch.config().setAutoRead(false);
+                // first in the pipeline when TLS is on: TLS or plain is told from the first bytes
+                context.tls().install(ch, role.handlers().role());
                 if (!downstream.idleTimeout().isZero()) {
                     // all-idle, as brokers: a consumer waiting on a long poll receives its answer within it
                     ch.pipeline().addLast("idle", new IdleStateHandler(0, 0,
@@ -214,6 +217,20 @@ public final class RelaySession {
         client.write(answer, client.voidPromise());
         clientNeedsFlush = true;
         answered();
+    }
+
+    /** The send rate limits in force. */
+    public RateLimits rateLimits() {
+        return context.rateLimits();
+    }
+
+    /**
+     * The client id this connection's heartbeats named, or, before its first heartbeat, a stand-in naming the
+     * connection ({@code connection ip:port}), so that it is limited as a client of its own.
+     */
+    public String clientIdForLimits() {
+        String id = context.clients().clientIdOf(client);
+        return id != null ? id : "connection " + clientAddress;
     }
 
     /** The settings this session's frames are treated with (current at the time of the call). */

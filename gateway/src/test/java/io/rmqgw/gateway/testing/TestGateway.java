@@ -4,6 +4,8 @@ import io.rmqgw.gateway.Gateway;
 import io.rmqgw.gateway.config.AdminConfig;
 import io.rmqgw.gateway.config.DownstreamConfig;
 import io.rmqgw.gateway.config.FanoutConfig;
+import io.rmqgw.gateway.config.RateLimitConfig;
+import io.rmqgw.gateway.config.TlsConfig;
 import io.rmqgw.gateway.config.GatewayConfig;
 import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.NamesConfig;
@@ -118,6 +120,21 @@ public final class TestGateway implements AutoCloseable {
             return this;
         }
 
+        private TlsConfig tls;
+        private RateLimitConfig rateLimits;
+
+        /** TLS on the client listeners (default: off). */
+        public Builder tls(TlsConfig tls) {
+            this.tls = tls;
+            return this;
+        }
+
+        /** Send rate limits (default: none). */
+        public Builder rateLimits(RateLimitConfig rateLimits) {
+            this.rateLimits = rateLimits;
+            return this;
+        }
+
         /** Multi-topic fan-out settings (default: off). */
         public Builder fanout(FanoutConfig fanout) {
             this.fanout = fanout;
@@ -214,7 +231,7 @@ public final class TestGateway implements AutoCloseable {
                     new RouteCacheConfig(routeTtl), maxFrameLength, drainTimeout, null, admin,
                     new DownstreamConfig(responseEncoding, idleTimeout, frameTimeout, maxConnections, maxConnectionsPerAddress,
                         maxIncompleteFrameBytes, incompleteFrameBudget), names,
-                    null, fanout, virtualQueues);
+                    null, fanout, virtualQueues).withTls(tls).withRateLimits(rateLimits);
                 GatewayMetrics metrics = GatewayMetrics.inMemory();
                 try {
                     return new TestGateway(Gateway.start(config, metrics), metrics, brokerPorts);

@@ -1,0 +1,92 @@
+package io.rmqgw.gateway.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rmqgw.testing.TestCerts;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** The {@code tls} and {@code rate-limits} keys: defaults, binding, refusals with their paths, round trips. */
+class SecurityConfigTest {
+
+    private static final String NS = "upstream:\n  namesrv: a:9876\n";
+
+    @TempDir
+    Path dir;
+    private Path cert;
+    private Path key;
+
+    @BeforeEach
+    void certs() {
+        cert = dir.resolve("c.pem");
+        key = dir.resolve("k.pem");
+        TestCerts.write(TestCerts.Cert.A, cert, key);
+    }
+
+    @Test
+    void offAndUnlimitedByDefault() {
+        GatewayConfig c = ConfigLoader.parse(NS);
+        assertFalse(c.tls().enabled());
+        assertEquals(TlsMode.PERMISSIVE, c.tls().mode());
+        assertEquals(Duration.ofSeconds(10), c.tls().fileCheckInterval());
+        assertTrue(c.rateLimits().isEmpty());
+    }
+
+    @Test
+    void bindsAndRoundTrips() {
+        GatewayConfig c = ConfigLoader.parse(NS + "tls:\n  enabled: true\n  cert-file: " + cert + "\n  key-file: " + key
+            + "\n  mode: enforcing\n  file-check-interval: 2s\n"
+            + "rate-limits:\n  per-topic:\n    - {topic: Orders, sends-per-second: 100, burst: 300}\n"
+            + "    - {topic: '*', sends-per-second: 1000}\n"
+            + "  per-client:\n    - {client-id: '*', sends-per-second: 50}\n");
+        assertEquals(new TlsConfig(true, cert.toString(), key.toString(), null, TlsMode.ENFORCING, Duration.ofSeconds(2)),
+            c.tls());
+        assertEquals(List.of(new RateLimitConfig.TopicLimit("Orders", 100, 300),
+            new RateLimitConfig.TopicLimit("*", 1000, 1000)), c.rateLimits().perTopic());
+        assertEquals(List.of(new RateLimitConfig.ClientLimit("*", 50, 50)), c.rateLimits().perClient());
+        String yaml = ConfigLoader.toYaml(c);
+        assertEquals(c, ConfigLoader.parse(yaml), yaml);
+    }
+
+    @Test
+    void thePasswordStaysOutOfToString() {
+        TlsConfig tls = new TlsConfig(true, cert.toString(), key.toString(), "s3cret", null, null);
+        assertFalse(tls.toString().contains("s3cret"), tls.toString());
+    }
+
+    @ParameterizedTest(name = "[{index}] {1}")
+    @CsvSource(delimiter = '|', value = {
+        "tls:\\n  enabled: true\\n  key-file: KEY\\n | tls.cert-file | is required when tls.enabled is true",
+        "tls:\\n  enabled: true\\n  cert-file: /no/such.pem\\n  key-file: KEY\\n | tls.cert-file | no such file: /no/such.pem",
+        "tls:\\n  enabled: true\\n  cert-file: CERT\\n  key-file: KEY\\n  mode: strict\\n | tls.mode"
+            + " | must be one of permissive, enforcing, was 'strict'",
+        "tls:\\n  file-check-interval: 10ms\\n | tls.file-check-interval | at least 100ms",
+        "rate-limits:\\n  per-topic:\\n    - {topic: T}\\n | rate-limits.per-topic[0].sends-per-second | is required",
+        "rate-limits:\\n  per-topic:\\n    - {topic: T, sends-per-second: 0}\\n | rate-limits.per-topic[0].sends-per-second"
+            + " | must be between 1 and 10000000, was 0",
+        "rate-limits:\\n  per-topic:\\n    - {topic: 'bad topic', sends-per-second: 1}\\n | rate-limits.per-topic[0].topic"
+            + " | bad topic",
+        "rate-limits:\\n  per-client:\\n    - {sends-per-second: 1}\\n | rate-limits.per-client[0].client-id | is required",
+        "rate-limits:\\n  per-client:\\n    - {client-id: a, sends-per-second: 1, burst: -1}\\n"
+            + " | rate-limits.per-client[0].burst | must be between 1",
+        "rate-limits:\\n  per-topic:\\n    - {topic: T, sends-per-second: 1}\\n    - {topic: T, sends-per-second: 2}\\n"
+            + " | rate-limits.per-topic[1].topic | 'T' is already listed at rate-limits.per-topic[0]",
+        "rate-limits:\\n  per-topic:\\n    - {topic: T, sends-per-second: 1, sends-per-minute: 1}\\n"
+            + " | rate-limits.per-topic[0].sends-per-minute"
+            + " | unknown key"})
+    void refusalsNameTheKey(String yaml, String path, String reason) {
+        String text = NS + yaml.replace("\\n", "\n").replace("CERT", cert.toString()).replace("KEY", key.toString());
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(text));
+        assertEquals(path, e.path(), e.getMessage());
+        assertTrue(e.reason().contains(reason), () -> "reason '" + e.reason() + "' lacks '" + reason + "'");
+    }
+}

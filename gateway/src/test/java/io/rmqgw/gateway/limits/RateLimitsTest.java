@@ -1,0 +1,110 @@
+package io.rmqgw.gateway.limits;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.github.bucket4j.TimeMeter;
+import io.rmqgw.gateway.config.RateLimitConfig;
+import io.rmqgw.gateway.config.RateLimitConfig.ClientLimit;
+import io.rmqgw.gateway.config.RateLimitConfig.TopicLimit;
+import io.rmqgw.metrics.GatewayMetrics;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The token buckets of the send rate limits, on an injected clock. */
+class RateLimitsTest {
+
+    private final FakeClock clock = new FakeClock();
+    private final GatewayMetrics metrics = GatewayMetrics.inMemory();
+    private final RateLimits limits = new RateLimits(metrics, clock);
+
+    private static RateLimitConfig topics(TopicLimit... l) {
+        return new RateLimitConfig(List.of(l), null);
+    }
+
+    private int admitted(String topic, String client, int tries) {
+        int n = 0;
+        for (int i = 0; i < tries; i++) {
+            if (limits.admitSend(topic, client) == null) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    @Test
+    void noLimitsAdmitEverythingAndAreInactive() {
+        assertFalse(limits.active());
+        assertEquals(1000, admitted("T", "c", 1000));
+    }
+
+    @Test
+    void aTopicGetsItsBurstThenItsRate() {
+        limits.apply(topics(new TopicLimit("T", 10, 20)));
+        assertTrue(limits.active());
+        assertEquals(20, admitted("T", "c", 50), "the burst, then nothing");
+        clock.advance(Duration.ofMillis(500));
+        assertEquals(5, admitted("T", "c", 50), "half a second refills half the rate");
+        assertEquals(50 - 20 + 50 - 5, metrics.rateLimitedSends("topic"));
+        assertEquals(100, admitted("Other", "c", 100), "unlisted topics are not limited");
+    }
+
+    @Test
+    void theRemarkSaysWhichLimitAndHowLarge() {
+        limits.apply(new RateLimitConfig(List.of(new TopicLimit("T", 1, null)),
+            List.of(new ClientLimit("10.0.0.1@a", 2, 2))));
+        assertNull(limits.admitSend("T", "x"));
+        assertEquals("[RATE_LIMITED] sends to topic T exceed the gateway's limit of 1 per second (burst 1); retry later",
+            limits.admitSend("T", "x"));
+        assertNull(limits.admitSend("U", "10.0.0.1@a"));
+        assertNull(limits.admitSend("U", "10.0.0.1@a"));
+        assertEquals("[RATE_LIMITED] sends of client 10.0.0.1@a exceed the gateway's limit of 2 per second (burst 2);"
+            + " retry later", limits.admitSend("U", "10.0.0.1@a"));
+        assertEquals(1, metrics.rateLimitedSends("topic"));
+        assertEquals(1, metrics.rateLimitedSends("client"));
+    }
+
+    @Test
+    void aStarEntryGivesEachTopicAndClientItsOwnBucket() {
+        limits.apply(new RateLimitConfig(List.of(new TopicLimit("*", 5, 5), new TopicLimit("Big", 100, 100)),
+            List.of(new ClientLimit("*", 3, 3))));
+        assertEquals(3, admitted("A", "c1", 10), "c1's own bucket is the tighter one");
+        assertEquals(2, admitted("A", "c2", 10), "A's bucket had 2 left");
+        assertEquals(3, admitted("B", "c3", 10), "B has a bucket of its own");
+        assertEquals(3, admitted("Big", "c4", 10), "a listed topic uses its own limit; c4's bucket stops it");
+    }
+
+    @Test
+    void applyingEqualLimitsKeepsTheBucketsAndOtherLimitsReplaceThem() {
+        RateLimitConfig config = topics(new TopicLimit("T", 1, 1));
+        assertTrue(limits.apply(config));
+        assertNull(limits.admitSend("T", "c"));
+        assertFalse(limits.apply(topics(new TopicLimit("T", 1, 1))), "equal: nothing changes");
+        assertTrue(limits.admitSend("T", "c") != null, "the bucket stayed empty");
+        assertTrue(limits.apply(topics(new TopicLimit("T", 50, 50))));
+        assertEquals(50, admitted("T", "c", 80), "the new limit, with a full bucket");
+        assertTrue(limits.apply(RateLimitConfig.NONE));
+        assertFalse(limits.active());
+    }
+
+    private static final class FakeClock implements TimeMeter {
+        private long nanos = 1_000_000_000L;
+
+        void advance(Duration d) {
+            nanos += d.toNanos();
+        }
+
+        @Override
+        public long currentTimeNanos() {
+            return nanos;
+        }
+
+        @Override
+        public boolean isWallClockBased() {
+            return false;
+        }
+    }
+}
