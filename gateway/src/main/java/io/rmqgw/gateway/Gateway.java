@@ -97,6 +97,7 @@ public final class Gateway implements AutoCloseable {
                 config.maxFrameLength(), UpstreamSettings.of(config.upstream()));
             context.edge(EdgeSettings.of(config));
             context.downstream(config.downstream());
+            metrics.downstreamQueued(() -> context.queuedBytes().total(), () -> context.queuedBytes().largest());
             BrokerListeners brokers = new BrokerListeners(context, config.listen().host(), config.advertiseHost(),
                 new BrokerPortMap(config.brokerPorts().from(), config.brokerPorts().to()));
             List<String> namesrvList = config.upstream().namesrv().stream().map(HostPort::toString).toList();
@@ -347,27 +348,40 @@ public final class Gateway implements AutoCloseable {
         return config;
     }
 
-    /** Stops accepting, lets in-flight requests finish for at most {@code drain}, then closes everything. */
+    /**
+     * Stops: readiness false, listeners closed, and every client connection stops forwarding new requests (they
+     * get SYSTEM_BUSY at once, which RocketMQ clients retry on another address). Requests already upstream, and
+     * the gateway's own (fan-out), finish and are answered; then everything closes, as soon as nothing is in
+     * flight or after {@code drain} at the latest.
+     */
     public void close(Duration drain) {
         if (closed) {
             return;
         }
         closed = true;
+        long start = System.nanoTime();
         readiness.draining();
         listener.close().syncUninterruptibly();
         brokers.close();
-        long deadline = System.nanoTime() + drain.toNanos();
-        while (context.inFlight() > 0 && System.nanoTime() - deadline < 0) {
+        context.startDraining();
+        long deadline = start + drain.toNanos();
+        // every loop has run its sessions' drain tasks: nothing is forwarded from here on
+        passEveryLoop(deadline);
+        while (inFlight() > 0 && System.nanoTime() - deadline < 0) {
             try {
-                TimeUnit.MILLISECONDS.sleep(20);
+                TimeUnit.MILLISECONDS.sleep(10);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 break;
             }
         }
-        int abandoned = context.inFlight();
+        int abandoned = inFlight();
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         if (abandoned > 0) {
-            log.warn("stopping with {} requests still in flight after {} ms", abandoned, drain.toMillis());
+            log.warn("stopping with {} requests still in flight after {} ms (drain-timeout {} ms)", abandoned,
+                tookMillis, drain.toMillis());
+        } else {
+            log.info("drained in {} ms: nothing in flight", tookMillis);
         }
         context.closeAll();
         upstreamPool.close();
@@ -376,6 +390,21 @@ public final class Gateway implements AutoCloseable {
             admin.close();
         }
         log.info("rmqgw stopped");
+    }
+
+    /** Client requests and the gateway's own requests in flight. */
+    private int inFlight() {
+        return context.inFlight() + upstreamPool.inFlight();
+    }
+
+    /** Waits (until {@code deadline} at most) for a task on every worker loop to run. */
+    private void passEveryLoop(long deadline) {
+        for (io.netty.util.concurrent.EventExecutor loop : transport.workers()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0 || !loop.submit(() -> { }).awaitUninterruptibly(left, TimeUnit.NANOSECONDS)) {
+                return;
+            }
+        }
     }
 
     @Override

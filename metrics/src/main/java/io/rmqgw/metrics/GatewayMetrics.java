@@ -65,7 +65,14 @@ public final class GatewayMetrics implements AutoCloseable {
         /** A frame began to arrive and did not complete within {@code downstream.frame-timeout} (slowloris). */
         FRAME_TIMEOUT,
         /** Refused at accept: {@code downstream.max-connections} or {@code max-connections-per-address} reached. */
-        CONNECTION_LIMIT;
+        CONNECTION_LIMIT,
+        /**
+         * The gateway's own answers queued to the client and not taken by its socket passed
+         * {@code downstream.max-pending-write-bytes} or {@code max-pending-writes}: the client reads nothing.
+         */
+        WRITE_BACKLOG,
+        /** The client's write buffer stayed past its high water mark for {@code downstream.unwritable-timeout}. */
+        UNWRITABLE;
 
         private final String label = name().toLowerCase(Locale.ROOT);
 
@@ -321,6 +328,34 @@ public final class GatewayMetrics implements AutoCloseable {
 
     public double decodeErrors(String reason) {
         return decodeErrors.count(reason);
+    }
+
+    private volatile java.util.function.Supplier<Number> queuedTotal;
+    private volatile java.util.function.Supplier<Number> queuedLargest;
+
+    /**
+     * Bytes queued to client connections and not yet taken by their sockets: {@code rmqgw.downstream.queued.bytes}
+     * summed over every connection, and {@code rmqgw.downstream.queued.bytes.max} of the connection holding most.
+     * Each supplier is read at scrape time; a later call replaces both (a gateway started again on these metrics).
+     */
+    public synchronized void downstreamQueued(java.util.function.Supplier<Number> total,
+                                              java.util.function.Supplier<Number> largest) {
+        boolean first = queuedTotal == null;
+        queuedTotal = total;
+        queuedLargest = largest;
+        if (!first) {
+            return;
+        }
+        Gauge.builder("rmqgw.downstream.queued.bytes", this, m -> m.queuedTotal.get().doubleValue())
+            .description("Bytes queued to client connections and not yet taken by their sockets")
+            .baseUnit("bytes")
+            .strongReference(true)
+            .register(registry);
+        Gauge.builder("rmqgw.downstream.queued.bytes.max", this, m -> m.queuedLargest.get().doubleValue())
+            .description("Bytes queued to the one client connection that holds most")
+            .baseUnit("bytes")
+            .strongReference(true)
+            .register(registry);
     }
 
     /** A connection of a listener with {@code role} (one of {@link #ROLES}) the gateway closed on its own initiative. */

@@ -311,6 +311,9 @@ public final class ConfigLoader {
         downstream.put("frame-timeout", formatDuration(config.downstream().frameTimeout()));
         downstream.put("max-connections", config.downstream().maxConnections());
         downstream.put("max-connections-per-address", config.downstream().maxConnectionsPerAddress());
+        downstream.put("max-pending-write-bytes", config.downstream().maxPendingWriteBytes());
+        downstream.put("max-pending-writes", config.downstream().maxPendingWrites());
+        downstream.put("unwritable-timeout", formatDuration(config.downstream().unwritableTimeout()));
         ObjectNode names = root.putObject("names");
         names.put("check", config.names().check());
         names.put("topic-max-length", config.names().topicMaxLength());

@@ -13,13 +13,24 @@ import java.util.Objects;
  *                                finishes a frame is closed); 0 turns it off
  * @param maxConnections          client connections the gateway holds at most, all listeners together; 0: no limit
  * @param maxConnectionsPerAddress client connections from one source address at most; 0: no limit
+ * @param maxPendingWriteBytes    bytes of the gateway's own answers (errors, timeouts, local answers) queued to one
+ *                                client and not yet taken by its socket; one more closes the connection
+ * @param maxPendingWrites        the same bound as a count of answers (each queued write costs memory of its own)
+ * @param unwritableTimeout       a client connection whose write buffer stays past its high water mark (the client
+ *                                reads nothing) for this long is closed; 0 turns it off
  */
 public record DownstreamConfig(ResponseEncoding responseEncoding, Duration idleTimeout, Duration frameTimeout,
-                               Integer maxConnections, Integer maxConnectionsPerAddress) {
+                               Integer maxConnections, Integer maxConnectionsPerAddress, Integer maxPendingWriteBytes,
+                               Integer maxPendingWrites, Duration unwritableTimeout) {
 
     public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(120);
     public static final Duration DEFAULT_FRAME_TIMEOUT = Duration.ofSeconds(30);
     public static final int DEFAULT_MAX_CONNECTIONS = 100_000;
+    public static final int DEFAULT_MAX_PENDING_WRITE_BYTES = 4 * 1024 * 1024;
+    public static final int DEFAULT_MAX_PENDING_WRITES = 10_000;
+    public static final Duration DEFAULT_UNWRITABLE_TIMEOUT = Duration.ofSeconds(30);
+    /** Below this a burst of ordinary error answers to a reading client could pass the bound. */
+    public static final int MIN_MAX_PENDING_WRITE_BYTES = 64 * 1024;
 
     public static final DownstreamConfig DEFAULT = new DownstreamConfig(null);
 
@@ -32,11 +43,28 @@ public record DownstreamConfig(ResponseEncoding responseEncoding, Duration idleT
             Objects.requireNonNullElse(maxConnections, DEFAULT_MAX_CONNECTIONS));
         maxConnectionsPerAddress = nonNegative("downstream.max-connections-per-address",
             Objects.requireNonNullElse(maxConnectionsPerAddress, 0));
+        maxPendingWriteBytes = Objects.requireNonNullElse(maxPendingWriteBytes, DEFAULT_MAX_PENDING_WRITE_BYTES);
+        if (maxPendingWriteBytes < MIN_MAX_PENDING_WRITE_BYTES) {
+            throw new ConfigException("downstream.max-pending-write-bytes", "must be at least "
+                + MIN_MAX_PENDING_WRITE_BYTES + " (64 KiB), was " + maxPendingWriteBytes);
+        }
+        maxPendingWrites = Objects.requireNonNullElse(maxPendingWrites, DEFAULT_MAX_PENDING_WRITES);
+        if (maxPendingWrites < 1) {
+            throw new ConfigException("downstream.max-pending-writes", "must be at least 1, was " + maxPendingWrites);
+        }
+        unwritableTimeout = nonNegative("downstream.unwritable-timeout",
+            Objects.requireNonNullElse(unwritableTimeout, DEFAULT_UNWRITABLE_TIMEOUT));
     }
 
     /** The defaults with another response encoding. */
     public DownstreamConfig(ResponseEncoding responseEncoding) {
         this(responseEncoding, null, null, null, null);
+    }
+
+    /** Timeouts and connection limits as given, the write bounds at their defaults. */
+    public DownstreamConfig(ResponseEncoding responseEncoding, Duration idleTimeout, Duration frameTimeout,
+                            Integer maxConnections, Integer maxConnectionsPerAddress) {
+        this(responseEncoding, idleTimeout, frameTimeout, maxConnections, maxConnectionsPerAddress, null, null, null);
     }
 
     private static Duration nonNegative(String path, Duration d) {

@@ -104,6 +104,9 @@ public final class TestGateway implements AutoCloseable {
         private Duration frameTimeout;
         private Integer maxConnections;
         private Integer maxConnectionsPerAddress;
+        private Integer maxPendingWriteBytes;
+        private Integer maxPendingWrites;
+        private Duration unwritableTimeout;
         private NamesConfig names = new NamesConfig(false, null, null, null);
         private AdminConfig admin = AdminConfig.DISABLED;
         private FanoutConfig fanout;
@@ -164,6 +167,14 @@ public final class TestGateway implements AutoCloseable {
             return this;
         }
 
+        /** Bounds on what the gateway queues to a client that reads nothing (null: the default). */
+        public Builder writeBounds(Integer pendingBytes, Integer pendingWrites, Duration unwritable) {
+            this.maxPendingWriteBytes = pendingBytes;
+            this.maxPendingWrites = pendingWrites;
+            this.unwritableTimeout = unwritable;
+            return this;
+        }
+
         public Builder responseEncoding(ResponseEncoding encoding) {
             this.responseEncoding = encoding;
             return this;
@@ -195,7 +206,8 @@ public final class TestGateway implements AutoCloseable {
                 GatewayConfig config = new GatewayConfig(new HostPort("127.0.0.1", listen), "127.0.0.1", brokerPorts,
                     new UpstreamConfig(upstreams, connectTimeout, requestTimeout, longPollTimeout, headerEncoding),
                     new RouteCacheConfig(routeTtl), maxFrameLength, drainTimeout, null, admin,
-                    new DownstreamConfig(responseEncoding, idleTimeout, frameTimeout, maxConnections, maxConnectionsPerAddress), names,
+                    new DownstreamConfig(responseEncoding, idleTimeout, frameTimeout, maxConnections, maxConnectionsPerAddress,
+                        maxPendingWriteBytes, maxPendingWrites, unwritableTimeout), names,
                     null, fanout);
                 GatewayMetrics metrics = GatewayMetrics.inMemory();
                 try {
