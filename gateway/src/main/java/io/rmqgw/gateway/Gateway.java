@@ -92,7 +92,8 @@ public final class Gateway implements AutoCloseable {
             metrics.topicLabels(config.admin().topicLabels(), config.admin().topicLabelLimit());
             Readiness readiness = new Readiness();
             // first, so probes see "not ready" during startup rather than a refused connection
-            admin = config.admin().enabled() ? AdminServer.start(config.admin().listen(), metrics, readiness) : null;
+            admin = config.admin().enabled() ? AdminServer.start(config.admin().listen(), metrics, readiness,
+                config.admin().bearerToken(), config.admin().tokenProtectsMetrics()) : null;
             RelayContext context = new RelayContext(transport, dialers.apply(Dialer.tcp(transport)), metrics,
                 config.maxFrameLength(), UpstreamSettings.of(config.upstream()));
             context.edge(EdgeSettings.of(config));
@@ -227,16 +228,23 @@ public final class Gateway implements AutoCloseable {
         restartIfChanged(needsRestart, pendingRestart, "admin.enabled", current.admin().enabled(),
             next.admin().enabled());
         restartIfChanged(needsRestart, pendingRestart, "embedded", current.embedded(), next.embedded());
+        restartIfChanged(needsRestart, pendingRestart, "admin.token", adminAccess(current), adminAccess(next));
         // what is in force: the new values where applied, the running ones where a restart is needed
         config = new GatewayConfig(current.listen(), current.advertiseHost(), current.brokerPorts(), next.upstream(),
             current.routes(), current.maxFrameLength(), next.drainTimeout(), current.embedded(),
             new io.rmqgw.gateway.config.AdminConfig(current.admin().enabled(), current.admin().listen(),
-                next.admin().topicLabels(), next.admin().topicLabelLimit()), next.downstream(), next.names(), null,
+                next.admin().topicLabels(), next.admin().topicLabelLimit(), current.admin().token(),
+                current.admin().tokenFile(), current.admin().tokenProtectsMetrics()), next.downstream(), next.names(), null,
             next.fanout());
         ReloadResult result = new ReloadResult(applied, needsRestart, pendingRestart);
         log.info("reload: applied {}, newly needs a restart {}, pending a restart {}", applied, needsRestart,
             pendingRestart);
         return result;
+    }
+
+    /** The admin port's access settings, compared by reload (the token itself is never logged). */
+    private static List<Object> adminAccess(GatewayConfig c) {
+        return java.util.Arrays.asList(c.admin().token(), c.admin().tokenFile(), c.admin().tokenProtectsMetrics());
     }
 
     /** A name server no longer configured loses its health gauge, which would otherwise mislead alerts. */
