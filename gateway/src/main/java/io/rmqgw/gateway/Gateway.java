@@ -386,8 +386,9 @@ public final class Gateway implements AutoCloseable {
         int abandoned = inFlight();
         long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         if (abandoned > 0) {
-            log.warn("stopping with {} requests still in flight after {} ms (drain-timeout {} ms)", abandoned,
-                tookMillis, drain.toMillis());
+            log.warn("stopping with {} requests still in flight after {} ms (drain-timeout {} ms): {}, {} of the"
+                + " gateway's own", abandoned, tookMillis, drain.toMillis(), context.describeInFlight(),
+                upstreamPool.inFlight());
         } else {
             log.info("drained in {} ms: nothing in flight", tookMillis);
         }

@@ -108,6 +108,17 @@ public final class RelayContext {
         sessions.remove(session);
     }
 
+    /** Requests in flight across all sessions, as "N forwarded, M answered later by their handler" (a stop's log). */
+    public String describeInFlight() {
+        int forwarded = 0;
+        int deferred = 0;
+        for (RelaySession s : sessions) {
+            forwarded += s.forwardedInFlight();
+            deferred += s.inFlight() - s.forwardedInFlight();
+        }
+        return forwarded + " forwarded upstream, " + deferred + " to be answered later by their handler";
+    }
+
     /** Requests in flight across all sessions. */
     public int inFlight() {
         int total = 0;

@@ -162,7 +162,12 @@ public final class RelaySession {
 
     /** Requests forwarded and not answered yet, and those a handler will answer later; readable from any thread. */
     int inFlight() {
-        return pending.size() + deferredAnswers;
+        return pending.size() + Math.max(0, deferredAnswers);
+    }
+
+    /** Requests forwarded upstream and not answered yet (no deferred ones); readable from any thread. */
+    int forwardedInFlight() {
+        return pending.size();
     }
 
     /** Bytes queued to the client and not yet taken by its socket; readable from any thread. */
@@ -250,9 +255,9 @@ public final class RelaySession {
     }
 
     private void deferredAnswered(ByteBuf frame) {
-        if (deferredAnswers > 0) {
-            deferredAnswers--;
-        }
+        // may run inside the handler's own call, before the session counted the request as deferred: the
+        // count then dips below zero until the session adds it
+        deferredAnswers--;
         writeComposed(frame);
         flushClient();
     }

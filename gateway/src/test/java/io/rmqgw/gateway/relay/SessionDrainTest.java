@@ -32,6 +32,9 @@ class SessionDrainTest {
 
     private static final int HELD_PULL = RequestCode.PULL_MESSAGE;
     private static final int DEFERRED = 4501;
+    /** Answered through writeToClient inside the handler's own call (a future already complete). */
+    private static final int AT_ONCE = 4502;
+    private static final int ANSWER_AT_ONCE = 4503;
 
     private final GatewayMetrics metrics = GatewayMetrics.inMemory();
     private final List<EmbeddedChannel> channels = new ArrayList<>();
@@ -74,6 +77,25 @@ class SessionDrainTest {
         }
     };
 
+    private static final RequestHandler WRITES_AT_ONCE = new RequestHandler() {
+        @Override
+        public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
+            int opaque = request.opaque();
+            request.release();
+            session.writeToClient(Unpooled.wrappedBuffer(Wire.response(Wire.SUCCESS, opaque).remark("at once").bytes()));
+            return null;
+        }
+    };
+
+    private static final RequestHandler ANSWERS_AT_ONCE = new RequestHandler() {
+        @Override
+        public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response,
+                                  org.apache.rocketmq.remoting.protocol.SerializeType requestEncoding) {
+            session.writeToClient(session.reencodeForClient(response, null, requestEncoding));
+            return null;
+        }
+    };
+
     private RelaySession accept() {
         Dialer dialer = (target, loop, timeout, handler) -> {
             upstream = track(new EmbeddedChannel(handler));
@@ -84,7 +106,7 @@ class SessionDrainTest {
         context = new RelayContext(null, dialer, metrics, 1 << 20,
             new UpstreamSettings(null, 1000, TimeUnit.SECONDS.toNanos(30), TimeUnit.SECONDS.toNanos(60)));
         HandlerTable table = HandlerTable.builder("broker").request(PULL, HELD_PULL)
-            .request(later, DEFERRED).build();
+            .request(later, DEFERRED).request(WRITES_AT_ONCE, AT_ONCE).request(ANSWERS_AT_ONCE, ANSWER_AT_ONCE).build();
         UpstreamRole role = new UpstreamRole() {
             @Override
             public HandlerTable handlers() {
@@ -254,5 +276,19 @@ class SessionDrainTest {
         assertEquals(13, later.opaque());
         assertEquals("later", later.remark());
         assertEquals(0, session.inFlight());
+    }
+
+    @Test
+    void anAnswerWrittenInsideTheHandlersOwnCallIsNotLeftInFlight() {
+        RelaySession session = connected();
+        send(Wire.request(AT_ONCE).opaque(14));
+        assertEquals(14, answer().opaque());
+        assertEquals(0, session.inFlight(), "a deferred answer written before the handler returned");
+
+        send(Wire.request(ANSWER_AT_ONCE).opaque(15));
+        assertEquals(15, Wire.parse(bytes(upstream.readOutbound())).opaque());
+        upstream.writeInbound(Unpooled.wrappedBuffer(Wire.response(Wire.SUCCESS, 15).bytes()));
+        assertEquals(15, answer().opaque());
+        assertEquals(0, session.inFlight(), "an upstream answer written inside onResponse");
     }
 }
