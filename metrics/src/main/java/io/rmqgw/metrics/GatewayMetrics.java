@@ -335,7 +335,7 @@ public final class GatewayMetrics implements AutoCloseable {
 
     /**
      * Bytes queued to client connections and not yet taken by their sockets: {@code rmqgw.downstream.queued.bytes}
-     * summed over every connection, and {@code rmqgw.downstream.queued.bytes.max} of the connection holding most.
+     * summed over every connection, and {@code rmqgw.downstream.queued.max.bytes} of the connection holding most.
      * Each supplier is read at scrape time; a later call replaces both (a gateway started again on these metrics).
      */
     public synchronized void downstreamQueued(java.util.function.Supplier<Number> total,
@@ -351,7 +351,7 @@ public final class GatewayMetrics implements AutoCloseable {
             .baseUnit("bytes")
             .strongReference(true)
             .register(registry);
-        Gauge.builder("rmqgw.downstream.queued.bytes.max", this, m -> m.queuedLargest.get().doubleValue())
+        Gauge.builder("rmqgw.downstream.queued.max.bytes", this, m -> m.queuedLargest.get().doubleValue())
             .description("Bytes queued to the one client connection that holds most")
             .baseUnit("bytes")
             .strongReference(true)

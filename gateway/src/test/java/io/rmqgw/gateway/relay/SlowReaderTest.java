@@ -61,7 +61,7 @@ class SlowReaderTest {
     }
 
     private double largestQueued() {
-        Gauge g = gateway.metrics().registry().find("rmqgw.downstream.queued.bytes.max").gauge();
+        Gauge g = gateway.metrics().registry().find("rmqgw.downstream.queued.max.bytes").gauge();
         return g == null ? -1 : g.value();
     }
 
@@ -94,11 +94,16 @@ class SlowReaderTest {
         int maxWrites = 500;
         int maxBytes = 64 * 1024;
         // pulls are held (never answered), so every one ends in the gateway's own timeout answer
-        start(ScriptedPeer.answering(r -> r.getCode() == RequestCode.PULL_MESSAGE ? null
-                : RemotingCommand.createResponseCommand(Wire.SUCCESS, "broker " + r.getCode())),
-            TestGateway.builder().longPollTimeout(Duration.ofSeconds(1)).writeBounds(maxBytes, maxWrites, Duration.ZERO));
+        start((c, f) -> {
+                if (!f.isResponse() && !f.isOneway() && f.code() != RequestCode.PULL_MESSAGE) {
+                    c.send(Wire.response(Wire.SUCCESS, f.opaque()).bytes());
+                }
+            },
+            TestGateway.builder().longPollTimeout(Duration.ofSeconds(1)).requestTimeout(Duration.ofSeconds(10))
+                .writeBounds(maxBytes, maxWrites, Duration.ZERO));
         int port = gateway.brokerPort(broker.address());
-        int pulls = 20_000;
+        // more answers than the sockets' kernel buffers take (about 3 MB on loopback here)
+        int pulls = 40_000;
         ByteArrayOutputStream pipelined = new ByteArrayOutputStream();
         for (int i = 0; i < pulls; i++) {
             pipelined.write(Wire.request(RequestCode.PULL_MESSAGE).opaque(i).ext("topic", "TopicA")
@@ -138,7 +143,8 @@ class SlowReaderTest {
                 answer.setBody(big);
                 return answer;
             }),
-            TestGateway.builder().writeBounds(null, null, Duration.ofSeconds(2)));
+            // answers relayed, not timed out, however slow the scripted broker is on a loaded machine
+            TestGateway.builder().requestTimeout(Duration.ofSeconds(30)).writeBounds(null, null, Duration.ofSeconds(2)));
         int port = gateway.brokerPort(broker.address());
         try (Socket silent = nonReading(port); RawClient healthy = RawClient.connect(port)) {
             // 400 requests x 60 KiB answers: far more than the gateway's high water mark (1 MiB)
