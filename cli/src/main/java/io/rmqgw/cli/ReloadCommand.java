@@ -73,6 +73,11 @@ final class ReloadCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print the gateway's JSON answer as is.")
     boolean json;
 
+    @Option(names = "--token-file", paramLabel = "FILE",
+        description = "A file whose first line is the admin bearer token. Default: admin.token or admin.token-file"
+            + " of the configuration file, if set.")
+    Path tokenFile;
+
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
@@ -101,8 +106,12 @@ final class ReloadCommand implements Callable<Integer> {
         try {
             HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(wait.compareTo(Duration.ofSeconds(5)) < 0 ? wait : Duration.ofSeconds(5)).build();
-            response = http.send(HttpRequest.newBuilder(uri).timeout(wait)
-                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(wait).POST(HttpRequest.BodyPublishers.noBody());
+            String token = token(err);
+            if (token != null) {
+                request.header("Authorization", "Bearer " + token);
+            }
+            response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
         } catch (HttpTimeoutException e) {
             err.println("rmqgw reload: no answer from " + uri + " within " + ConfigLoader.formatDuration(wait));
             return UNREACHABLE;
@@ -132,6 +141,21 @@ final class ReloadCommand implements Callable<Integer> {
             print(out, err, outcome, target);
         }
         return outcome.result() == ReloadOutcome.Result.REFUSED ? REFUSED : Main.OK;
+    }
+
+    /** The bearer token to send: --token-file, else the configuration file's; null when neither has one. */
+    private String token(PrintWriter err) {
+        try {
+            if (tokenFile != null) {
+                return new AdminConfig(null, null, null, null, null, main.resolve(tokenFile).toString(), null)
+                    .bearerToken();
+            }
+            Path file = config != null ? main.resolve(config) : main.defaultConfig();
+            return file == null || !java.nio.file.Files.isRegularFile(file) ? null : ConfigLoader.adminToken(file);
+        } catch (ConfigException e) {
+            err.println("rmqgw reload: no admin token: " + e.getMessage());
+            return null;
+        }
     }
 
     private HostPort target(PrintWriter err) {

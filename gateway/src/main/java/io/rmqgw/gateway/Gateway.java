@@ -95,7 +95,8 @@ public final class Gateway implements AutoCloseable {
             metrics.topicLabels(config.admin().topicLabels(), config.admin().topicLabelLimit());
             Readiness readiness = new Readiness();
             // first, so probes see "not ready" during startup rather than a refused connection
-            admin = config.admin().enabled() ? AdminServer.start(config.admin().listen(), metrics, readiness) : null;
+            admin = config.admin().enabled() ? AdminServer.start(config.admin().listen(), metrics, readiness,
+                config.admin().bearerToken(), config.admin().tokenProtectsMetrics()) : null;
             RelayContext context = new RelayContext(transport, dialers.apply(Dialer.tcp(transport)), metrics,
                 config.maxFrameLength(), UpstreamSettings.of(config.upstream()));
             context.edge(EdgeSettings.of(config));
@@ -103,6 +104,7 @@ public final class Gateway implements AutoCloseable {
             context.tls().apply(config.tls());
             context.tls().watch(transport.boss().next());
             context.rateLimits().apply(config.rateLimits());
+            metrics.downstreamQueued(() -> context.queuedBytes().total(), () -> context.queuedBytes().largest());
             BrokerListeners brokers = new BrokerListeners(context, config.listen().host(), config.advertiseHost(),
                 new BrokerPortMap(config.brokerPorts().from(), config.brokerPorts().to()));
             List<String> namesrvList = config.upstream().namesrv().stream().map(HostPort::toString).toList();
@@ -252,16 +254,23 @@ public final class Gateway implements AutoCloseable {
         restartIfChanged(needsRestart, pendingRestart, "admin.enabled", current.admin().enabled(),
             next.admin().enabled());
         restartIfChanged(needsRestart, pendingRestart, "embedded", current.embedded(), next.embedded());
+        restartIfChanged(needsRestart, pendingRestart, "admin.token", adminAccess(current), adminAccess(next));
         // what is in force: the new values where applied, the running ones where a restart is needed
         config = new GatewayConfig(current.listen(), current.advertiseHost(), current.brokerPorts(), next.upstream(),
             current.routes(), current.maxFrameLength(), next.drainTimeout(), current.embedded(),
             new io.rmqgw.gateway.config.AdminConfig(current.admin().enabled(), current.admin().listen(),
-                next.admin().topicLabels(), next.admin().topicLabelLimit()), next.downstream(), next.names(),
+                next.admin().topicLabels(), next.admin().topicLabelLimit(), current.admin().token(),
+                current.admin().tokenFile(), current.admin().tokenProtectsMetrics()), next.downstream(), next.names(),
             current.logging(), next.fanout(), next.virtualQueues(), next.tls(), next.rateLimits());
         ReloadResult result = new ReloadResult(applied, needsRestart, pendingRestart);
         log.info("reload: applied {}, newly needs a restart {}, pending a restart {}", applied, needsRestart,
             pendingRestart);
         return result;
+    }
+
+    /** The admin port's access settings, compared by reload (the token itself is never logged). */
+    private static List<Object> adminAccess(GatewayConfig c) {
+        return java.util.Arrays.asList(c.admin().token(), c.admin().tokenFile(), c.admin().tokenProtectsMetrics());
     }
 
     /** A name server no longer configured loses its health gauge, which would otherwise mislead alerts. */
@@ -373,27 +382,41 @@ public final class Gateway implements AutoCloseable {
         return config;
     }
 
-    /** Stops accepting, lets in-flight requests finish for at most {@code drain}, then closes everything. */
+    /**
+     * Stops: readiness false, listeners closed, and every client connection stops forwarding new requests (they
+     * get SYSTEM_BUSY at once, which RocketMQ clients retry on another address). Requests already upstream, and
+     * the gateway's own (fan-out), finish and are answered; then everything closes, as soon as nothing is in
+     * flight or after {@code drain} at the latest.
+     */
     public void close(Duration drain) {
         if (closed) {
             return;
         }
         closed = true;
+        long start = System.nanoTime();
         readiness.draining();
         listener.close().syncUninterruptibly();
         brokers.close();
-        long deadline = System.nanoTime() + drain.toNanos();
-        while (context.inFlight() > 0 && System.nanoTime() - deadline < 0) {
+        context.startDraining();
+        long deadline = start + drain.toNanos();
+        // every loop has run its sessions' drain tasks: nothing is forwarded from here on
+        passEveryLoop(deadline);
+        while (inFlight() > 0 && System.nanoTime() - deadline < 0) {
             try {
-                TimeUnit.MILLISECONDS.sleep(20);
+                TimeUnit.MILLISECONDS.sleep(10);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 break;
             }
         }
-        int abandoned = context.inFlight();
+        int abandoned = inFlight();
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         if (abandoned > 0) {
-            log.warn("stopping with {} requests still in flight after {} ms", abandoned, drain.toMillis());
+            log.warn("stopping with {} requests still in flight after {} ms (drain-timeout {} ms): {}, {} of the"
+                + " gateway's own", abandoned, tookMillis, drain.toMillis(), context.describeInFlight(),
+                upstreamPool.inFlight());
+        } else {
+            log.info("drained in {} ms: nothing in flight", tookMillis);
         }
         context.closeAll();
         virtualQueues.close(); // pushes the real commits while the pool still runs
@@ -403,6 +426,21 @@ public final class Gateway implements AutoCloseable {
             admin.close();
         }
         log.info("rmqgw stopped");
+    }
+
+    /** Client requests and the gateway's own requests in flight. */
+    private int inFlight() {
+        return context.inFlight() + upstreamPool.inFlight();
+    }
+
+    /** Waits (until {@code deadline} at most) for a task on every worker loop to run. */
+    private void passEveryLoop(long deadline) {
+        for (io.netty.util.concurrent.EventExecutor loop : transport.workers()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0 || !loop.submit(() -> { }).awaitUninterruptibly(left, TimeUnit.NANOSECONDS)) {
+                return;
+            }
+        }
     }
 
     @Override

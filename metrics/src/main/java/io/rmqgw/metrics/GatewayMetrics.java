@@ -72,7 +72,14 @@ public final class GatewayMetrics implements AutoCloseable {
         /** A plain (not TLS) connection to a listener whose {@code tls.mode} is {@code enforcing}. */
         TLS_REQUIRED,
         /** The TLS handshake failed or did not finish in time. */
-        TLS_HANDSHAKE_FAILED;
+        TLS_HANDSHAKE_FAILED,
+        /**
+         * The gateway's own answers queued to the client and not taken by its socket passed
+         * {@code downstream.max-pending-write-bytes} or {@code max-pending-writes}: the client reads nothing.
+         */
+        WRITE_BACKLOG,
+        /** The client's write buffer stayed past its high water mark for {@code downstream.unwritable-timeout}. */
+        UNWRITABLE;
 
         private final String label = name().toLowerCase(Locale.ROOT);
 
@@ -351,6 +358,34 @@ public final class GatewayMetrics implements AutoCloseable {
 
     public double decodeErrors(String reason) {
         return decodeErrors.count(reason);
+    }
+
+    private volatile java.util.function.Supplier<Number> queuedTotal;
+    private volatile java.util.function.Supplier<Number> queuedLargest;
+
+    /**
+     * Bytes queued to client connections and not yet taken by their sockets: {@code rmqgw.downstream.queued.bytes}
+     * summed over every connection, and {@code rmqgw.downstream.queued.max.bytes} of the connection holding most.
+     * Each supplier is read at scrape time; a later call replaces both (a gateway started again on these metrics).
+     */
+    public synchronized void downstreamQueued(java.util.function.Supplier<Number> total,
+                                              java.util.function.Supplier<Number> largest) {
+        boolean first = queuedTotal == null;
+        queuedTotal = total;
+        queuedLargest = largest;
+        if (!first) {
+            return;
+        }
+        Gauge.builder("rmqgw.downstream.queued.bytes", this, m -> m.queuedTotal.get().doubleValue())
+            .description("Bytes queued to client connections and not yet taken by their sockets")
+            .baseUnit("bytes")
+            .strongReference(true)
+            .register(registry);
+        Gauge.builder("rmqgw.downstream.queued.max.bytes", this, m -> m.queuedLargest.get().doubleValue())
+            .description("Bytes queued to the one client connection that holds most")
+            .baseUnit("bytes")
+            .strongReference(true)
+            .register(registry);
     }
 
     /** A connection of a listener with {@code role} (one of {@link #ROLES}) the gateway closed on its own initiative. */

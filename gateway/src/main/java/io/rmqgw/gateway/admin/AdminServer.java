@@ -58,6 +58,12 @@ import org.slf4j.LoggerFactory;
  * query) answers the gateway's own address, {@code host:port}, as a RocketMQ address server does, so
  * clients that find their name servers over HTTP ({@code rocketmq.namesrv.domain}) find the gateway. 503
  * before the listener is bound and while draining.
+ *
+ * <p>Browsers are kept out ({@link AdminAccess}): a request whose {@code Host} is not the admin address, or that
+ * carries an {@code Origin} other than the admin's own, is refused with 403 (a page in a browser on this machine
+ * can neither post to {@code /reload} nor read {@code /metrics} through DNS rebinding); {@code POST /reload}
+ * takes no body but JSON (415), so a cross-site form or {@code text/plain} post never runs it. With a token
+ * configured, {@code /reload} (and {@code /metrics} if asked) need {@code Authorization: Bearer <token>} (401).
  */
 public final class AdminServer implements AutoCloseable {
 
@@ -96,6 +102,7 @@ public final class AdminServer implements AutoCloseable {
     private static final class Hooks {
         volatile Supplier<CompletableFuture<ReloadOutcome>> reload;
         volatile Supplier<String> namesrvAddress;
+        volatile AdminAccess access;
     }
 
     /** What {@code POST /reload} runs; null makes it answer 503. */
@@ -108,9 +115,26 @@ public final class AdminServer implements AutoCloseable {
         hooks.namesrvAddress = address;
     }
 
-    /** Binds {@code listen} (the {@code admin.listen} setting). */
+    /** Binds {@code listen} (the {@code admin.listen} setting), without a token. */
     public static AdminServer start(HostPort listen, GatewayMetrics metrics, Readiness readiness) {
         return start(listen.host(), listen.port(), metrics, readiness);
+    }
+
+    /**
+     * Binds {@code listen}; {@code token} (null: none) is what {@code /reload}, and {@code /metrics} when
+     * {@code tokenProtectsMetrics}, require as {@code Authorization: Bearer <token>}.
+     */
+    public static AdminServer start(HostPort listen, GatewayMetrics metrics, Readiness readiness, String token,
+                                    boolean tokenProtectsMetrics) {
+        return start(listen.host(), listen.port(), metrics, readiness, token, tokenProtectsMetrics);
+    }
+
+    /** As {@link #start(HostPort, GatewayMetrics, Readiness, String, boolean)} on {@code host:port}. */
+    public static AdminServer start(String host, int port, GatewayMetrics metrics, Readiness readiness, String token,
+                                    boolean tokenProtectsMetrics) {
+        AdminServer server = start(host, port, metrics, readiness);
+        server.hooks.access = new AdminAccess(host, server.localAddress().getPort(), token, tokenProtectsMetrics);
+        return server;
     }
 
     /**
@@ -153,6 +177,7 @@ public final class AdminServer implements AutoCloseable {
             .description("Whether /health/ready answers 200 (1) or 503 (0)")
             .strongReference(true)
             .register(metrics.registry());
+        hooks.access = new AdminAccess(host, ((InetSocketAddress) channel.localAddress()).getPort(), null, false);
         AdminServer server = new AdminServer(group, channel, metrics, ready, hooks);
         log.info("admin port on {}: {}, {}, {}, {} (POST), {}", server.localAddress(), METRICS_PATH, LIVE_PATH,
             READY_PATH, RELOAD_PATH, NSADDR_PATH);
@@ -195,6 +220,22 @@ public final class AdminServer implements AutoCloseable {
                 return;
             }
             String path = new QueryStringDecoder(request.uri()).path();
+            AdminAccess access = hooks.access;
+            String refusal = access.browserRefusal(request.headers());
+            if (refusal != null) {
+                log.debug("admin: refused {} {} from {}: {}", request.method(), path, ctx.channel().remoteAddress(),
+                    refusal);
+                respond(ctx, request, HttpResponseStatus.FORBIDDEN, TEXT, "forbidden: " + refusal + "\n", false);
+                return;
+            }
+            boolean needsToken = RELOAD_PATH.equals(path) || (METRICS_PATH.equals(path) && access.tokenProtectsMetrics());
+            if (needsToken && !access.authorized(request.headers().get(HttpHeaderNames.AUTHORIZATION))) {
+                FullHttpResponse denied = textResponse(ctx, request.method(), HttpResponseStatus.UNAUTHORIZED,
+                    "unauthorized: " + path + " needs Authorization: Bearer <admin.token>\n");
+                denied.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"rmqgw-admin\"");
+                ctx.writeAndFlush(denied);
+                return;
+            }
             if (RELOAD_PATH.equals(path)) {
                 reload(ctx, request);
                 return;
@@ -255,6 +296,13 @@ public final class AdminServer implements AutoCloseable {
                     request.method() + " not allowed on " + RELOAD_PATH + "; use POST\n", false, "POST");
                 return;
             }
+            String typeRefusal = AdminAccess.reloadBodyRefusal(request.headers().get(HttpHeaderNames.CONTENT_TYPE),
+                request.content().readableBytes());
+            if (typeRefusal != null) {
+                respond(ctx, request, HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE, JSON_TYPE,
+                    ReloadOutcome.refused(typeRefusal).toJson() + "\n", false);
+                return;
+            }
             Supplier<CompletableFuture<ReloadOutcome>> handler = hooks.reload;
             if (handler == null) {
                 respond(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, JSON_TYPE,
@@ -300,6 +348,22 @@ public final class AdminServer implements AutoCloseable {
         private static void respond(ChannelHandlerContext ctx, FullHttpRequest request, HttpResponseStatus status,
                                     String contentType, String body, boolean close) {
             respond(ctx, request.method(), status, contentType, body, close, ALLOW);
+        }
+
+        private static FullHttpResponse textResponse(ChannelHandlerContext ctx, HttpMethod method,
+                                                     HttpResponseStatus status, String body) {
+            boolean head = HttpMethod.HEAD.equals(method);
+            int length = ByteBufUtil.utf8Bytes(body);
+            ByteBuf content = head ? Unpooled.EMPTY_BUFFER : ctx.alloc().buffer(length);
+            if (!head) {
+                content.writeCharSequence(body, StandardCharsets.UTF_8);
+            }
+            FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, content);
+            response.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, TEXT)
+                .setInt(HttpHeaderNames.CONTENT_LENGTH, length)
+                .set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_STORE);
+            return response;
         }
 
         private static void respond(ChannelHandlerContext ctx, HttpMethod method, HttpResponseStatus status,

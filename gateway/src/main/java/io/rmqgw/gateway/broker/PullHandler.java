@@ -14,6 +14,12 @@ public final class PullHandler extends StoredRecordsHandler {
         super(storeHosts, true);
     }
 
+    /** A long poll a draining gateway need not wait out: the client pulls the same offset again elsewhere. */
+    @Override
+    public boolean cutShortWhenDraining() {
+        return true;
+    }
+
     @Override
     public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
         return Forwarding.typed(session, request, PullRequestHeader.class, NameGuard::checkPull, PullRequestHeader::topic);

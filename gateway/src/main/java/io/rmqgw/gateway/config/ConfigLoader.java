@@ -133,6 +133,30 @@ public final class ConfigLoader {
         return HostPort.parse("admin.listen", listen.asText());
     }
 
+    /**
+     * The admin bearer token {@code file} configures ({@code admin.token}, or the first line of
+     * {@code admin.token-file}), read leniently like {@link #adminListen}; null when it sets none.
+     *
+     * @throws ConfigException when the file cannot be read or is not YAML, or the token file cannot be read
+     */
+    public static String adminToken(Path file) {
+        JsonNode tree;
+        try {
+            tree = MAPPER.readTree(Files.readAllBytes(file));
+        } catch (IOException e) {
+            throw new ConfigException("", "cannot read " + file + ": " + e.getMessage());
+        }
+        JsonNode token = tree == null ? null : tree.at("/admin/token");
+        if (token != null && token.isTextual() && !token.asText().isBlank()) {
+            return token.asText().strip();
+        }
+        JsonNode tokenFile = tree == null ? null : tree.at("/admin/token-file");
+        if (tokenFile != null && tokenFile.isTextual() && !tokenFile.asText().isBlank()) {
+            return new AdminConfig(null, null, null, null, null, tokenFile.asText(), null).bearerToken();
+        }
+        return null;
+    }
+
     /** Parses YAML text. */
     public static GatewayConfig parse(String yaml) {
         return parse(yaml, Map.of());
@@ -311,6 +335,9 @@ public final class ConfigLoader {
         downstream.put("frame-timeout", formatDuration(config.downstream().frameTimeout()));
         downstream.put("max-connections", config.downstream().maxConnections());
         downstream.put("max-connections-per-address", config.downstream().maxConnectionsPerAddress());
+        downstream.put("max-pending-write-bytes", config.downstream().maxPendingWriteBytes());
+        downstream.put("max-pending-writes", config.downstream().maxPendingWrites());
+        downstream.put("unwritable-timeout", formatDuration(config.downstream().unwritableTimeout()));
         ObjectNode names = root.putObject("names");
         names.put("check", config.names().check());
         names.put("topic-max-length", config.names().topicMaxLength());
@@ -329,6 +356,11 @@ public final class ConfigLoader {
         admin.put("listen", config.admin().listen().toString());
         admin.put("topic-labels", config.admin().topicLabels());
         admin.put("topic-label-limit", config.admin().topicLabelLimit());
+        // admin.token is never written out (check-config prints this); a token file is named
+        if (config.admin().tokenFile() != null) {
+            admin.put("token-file", config.admin().tokenFile());
+        }
+        admin.put("token-protects-metrics", config.admin().tokenProtectsMetrics());
         ObjectNode fanout = root.putObject("fanout");
         fanout.put("enabled", config.fanout().enabled());
         fanout.put("topic", config.fanout().topic());

@@ -21,15 +21,26 @@ import java.util.Objects;
  * @param incompleteFrameBudget   bytes all client connections together may hold in frames not yet whole; a read that
  *                                would pass it closes its connection. Default: a quarter of the JVM's direct memory
  *                                limit, so half-sent frames cannot exhaust it; 0: no limit
+ * @param maxPendingWriteBytes    bytes of the gateway's own answers (errors, timeouts, local answers) queued to one
+ *                                client and not yet taken by its socket; one more closes the connection
+ * @param maxPendingWrites        the same bound as a count of answers (each queued write costs memory of its own)
+ * @param unwritableTimeout       a client connection whose write buffer stays past its high water mark (the client
+ *                                reads nothing) for this long is closed; 0 turns it off
  */
 public record DownstreamConfig(ResponseEncoding responseEncoding, Duration idleTimeout, Duration frameTimeout,
                                Integer maxConnections, Integer maxConnectionsPerAddress,
-                               Integer maxIncompleteFrameBytes, Long incompleteFrameBudget) {
+                               Integer maxIncompleteFrameBytes, Long incompleteFrameBudget, Integer maxPendingWriteBytes,
+                               Integer maxPendingWrites, Duration unwritableTimeout) {
 
     public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(120);
     public static final Duration DEFAULT_FRAME_TIMEOUT = Duration.ofSeconds(30);
     public static final int DEFAULT_MAX_CONNECTIONS = 100_000;
     public static final int DEFAULT_MAX_INCOMPLETE_FRAME_BYTES = 8 * 1024 * 1024;
+    public static final int DEFAULT_MAX_PENDING_WRITE_BYTES = 4 * 1024 * 1024;
+    public static final int DEFAULT_MAX_PENDING_WRITES = 10_000;
+    public static final Duration DEFAULT_UNWRITABLE_TIMEOUT = Duration.ofSeconds(30);
+    /** Below this a burst of ordinary error answers to a reading client could pass the bound. */
+    public static final int MIN_MAX_PENDING_WRITE_BYTES = 64 * 1024;
 
     public static final DownstreamConfig DEFAULT = new DownstreamConfig(null);
 
@@ -52,6 +63,17 @@ public record DownstreamConfig(ResponseEncoding responseEncoding, Duration idleT
             throw new ConfigException("downstream.incomplete-frame-budget",
                 "must be 0 (no limit) or more bytes, was " + incompleteFrameBudget);
         }
+        maxPendingWriteBytes = Objects.requireNonNullElse(maxPendingWriteBytes, DEFAULT_MAX_PENDING_WRITE_BYTES);
+        if (maxPendingWriteBytes < MIN_MAX_PENDING_WRITE_BYTES) {
+            throw new ConfigException("downstream.max-pending-write-bytes", "must be at least "
+                + MIN_MAX_PENDING_WRITE_BYTES + " (64 KiB), was " + maxPendingWriteBytes);
+        }
+        maxPendingWrites = Objects.requireNonNullElse(maxPendingWrites, DEFAULT_MAX_PENDING_WRITES);
+        if (maxPendingWrites < 1) {
+            throw new ConfigException("downstream.max-pending-writes", "must be at least 1, was " + maxPendingWrites);
+        }
+        unwritableTimeout = nonNegative("downstream.unwritable-timeout",
+            Objects.requireNonNullElse(unwritableTimeout, DEFAULT_UNWRITABLE_TIMEOUT));
     }
 
     /** The defaults with another response encoding. */
@@ -59,10 +81,26 @@ public record DownstreamConfig(ResponseEncoding responseEncoding, Duration idleT
         this(responseEncoding, null, null, null, null);
     }
 
-    /** Without the incomplete-frame bounds (their defaults). */
+    /** Without the incomplete-frame and write bounds (their defaults). */
     public DownstreamConfig(ResponseEncoding responseEncoding, Duration idleTimeout, Duration frameTimeout,
                             Integer maxConnections, Integer maxConnectionsPerAddress) {
         this(responseEncoding, idleTimeout, frameTimeout, maxConnections, maxConnectionsPerAddress, null, null);
+    }
+
+    /** Timeouts, connection limits and incomplete-frame bounds as given, the write bounds at their defaults. */
+    public DownstreamConfig(ResponseEncoding responseEncoding, Duration idleTimeout, Duration frameTimeout,
+                            Integer maxConnections, Integer maxConnectionsPerAddress, Integer maxIncompleteFrameBytes,
+                            Long incompleteFrameBudget) {
+        this(responseEncoding, idleTimeout, frameTimeout, maxConnections, maxConnectionsPerAddress,
+            maxIncompleteFrameBytes, incompleteFrameBudget, null, null, null);
+    }
+
+    /** Timeouts, connection limits and write bounds as given, the incomplete-frame bounds at their defaults. */
+    public DownstreamConfig(ResponseEncoding responseEncoding, Duration idleTimeout, Duration frameTimeout,
+                            Integer maxConnections, Integer maxConnectionsPerAddress, Integer maxPendingWriteBytes,
+                            Integer maxPendingWrites, Duration unwritableTimeout) {
+        this(responseEncoding, idleTimeout, frameTimeout, maxConnections, maxConnectionsPerAddress, null, null,
+            maxPendingWriteBytes, maxPendingWrites, unwritableTimeout);
     }
 
     /**

@@ -50,6 +50,20 @@ final class PendingRequests {
         return expired == null ? List.of() : expired;
     }
 
+    /** Removes and returns the requests {@code which} selects. */
+    List<Pending> removeIf(java.util.function.Predicate<Pending> which) {
+        List<Pending> removed = new ArrayList<>();
+        for (Iterator<Pending> it = byOpaque.values().iterator(); it.hasNext(); ) {
+            Pending p = it.next();
+            if (which.test(p)) {
+                removed.add(p);
+                it.remove();
+            }
+        }
+        size = byOpaque.size();
+        return removed;
+    }
+
     /** Removes and returns everything, for answering when the upstream is gone. */
     List<Pending> drain() {
         List<Pending> all = new ArrayList<>(byOpaque.values());

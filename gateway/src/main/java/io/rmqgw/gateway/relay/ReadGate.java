@@ -5,8 +5,9 @@ import io.netty.channel.Channel;
 /**
  * The only writer of {@code autoRead} on a session's two channels, so backpressure has one place
  * to read. The client is read only while its upstream is settled (not being dialed) and can take
- * more writes; the upstream is read only while the client can take more writes. Owned by the
- * session's event loop.
+ * more writes, and while the client itself can take more writes (a client that reads nothing must
+ * not get more requests in, each of which may end in an answer the gateway composes itself); the
+ * upstream is read only while the client can take more writes. Owned by the session's event loop.
  */
 final class ReadGate {
 
@@ -46,9 +47,10 @@ final class ReadGate {
         if (upstream != null) {
             upstream.config().setAutoRead(client.isWritable());
         }
+        apply();
     }
 
     private void apply() {
-        client.config().setAutoRead(!dialing && !upstreamFull);
+        client.config().setAutoRead(!dialing && !upstreamFull && client.isWritable());
     }
 }

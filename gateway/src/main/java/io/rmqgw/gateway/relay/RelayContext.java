@@ -41,6 +41,7 @@ public final class RelayContext {
     private final LogRateLimiter peerCloseLog = new LogRateLimiter(10, Duration.ofSeconds(10));
     private final ServerTls tls;
     private final RateLimits rateLimits;
+    private volatile boolean draining;
 
     public RelayContext(Transport transport, Dialer dialer, GatewayMetrics metrics, int maxFrameLength,
                         UpstreamSettings upstream) {
@@ -161,6 +162,17 @@ public final class RelayContext {
         sessions.remove(session);
     }
 
+    /** Requests in flight across all sessions, as "N forwarded, M answered later by their handler" (a stop's log). */
+    public String describeInFlight() {
+        int forwarded = 0;
+        int deferred = 0;
+        for (RelaySession s : sessions) {
+            forwarded += s.forwardedInFlight();
+            deferred += s.inFlight() - s.forwardedInFlight();
+        }
+        return forwarded + " forwarded upstream, " + deferred + " to be answered later by their handler";
+    }
+
     /** Requests in flight across all sessions. */
     public int inFlight() {
         int total = 0;
@@ -170,10 +182,43 @@ public final class RelayContext {
         return total;
     }
 
-    /** Closes every session (client and upstream side). */
+    /** Whether the gateway drains: new requests are answered SYSTEM_BUSY and never forwarded. */
+    public boolean draining() {
+        return draining;
+    }
+
+    /**
+     * Starts the drain: from now on every session answers new requests SYSTEM_BUSY, and each one, on its own
+     * event loop, answers what it read but did not forward yet (and long polls that may be cut short). Tasks
+     * are queued to each session's loop; a task queued to every loop after this returns runs after them.
+     */
+    public void startDraining() {
+        draining = true;
+        for (RelaySession s : sessions) {
+            s.client().eventLoop().execute(s::drainStarted);
+        }
+    }
+
+    /** Bytes queued to client connections and not yet taken by their sockets: in total, and the most on one. */
+    public QueuedBytes queuedBytes() {
+        long total = 0;
+        long largest = 0;
+        for (RelaySession s : sessions) {
+            long q = s.queuedBytes();
+            total += q;
+            largest = Math.max(largest, q);
+        }
+        return new QueuedBytes(total, largest);
+    }
+
+    /** What {@link #queuedBytes()} found. */
+    public record QueuedBytes(long total, long largest) {
+    }
+
+    /** Closes every session (client and upstream side), each once what is queued to its client is written. */
     public void closeAll() {
         for (RelaySession s : sessions) {
-            s.close("gateway stopping");
+            s.closeAfterWrites("gateway stopping");
         }
     }
 }

@@ -53,6 +53,9 @@ public final class RelaySession {
     private static final long REDIAL_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final long REFUSAL_WARN_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
     private static final AtomicLong lastRefusalWarnNanos = new AtomicLong(System.nanoTime() - REFUSAL_WARN_INTERVAL_NANOS);
+    private static final AtomicLong lastSlowReaderWarnNanos = new AtomicLong(System.nanoTime() - REFUSAL_WARN_INTERVAL_NANOS);
+    /** What a request gets once the gateway stops; RocketMQ clients retry SYSTEM_BUSY on another broker. */
+    static final String DRAINING_REMARK = "rmqgw is draining (stopping); retry another address";
 
     private final RelayContext context;
     private final UpstreamRole role;
@@ -83,6 +86,20 @@ public final class RelaySession {
     /** Since when ({@code System.nanoTime()}, never 0) a malformed frame ended the client's input; 0 while it is read. */
     private long inputEndedNanos;
     private boolean closeIssued;
+    /**
+     * Requests whose handler took them without forwarding or answering at once: it answers later through
+     * {@link #writeToClient} (a fan-out, a route answer waiting for its listeners). In flight like pending ones.
+     */
+    private volatile int deferredAnswers;
+    /** Answers handlers wrote with {@link #answerLocally}: tells an answered request from a deferred one. */
+    private int localAnswers;
+    /** The gateway's own answers written to the client and not yet taken by its socket. */
+    private int composedQueued;
+    private long composedQueuedBytes;
+    /** Closed for a write backlog: later answers are released unwritten. */
+    private boolean backlogClosed;
+    /** When the client's write buffer passed its high water mark; 0 while writable. */
+    private long unwritableSinceNanos;
 
     private RelaySession(RelayContext context, UpstreamRole role, ListenerMeters meters, Channel client) {
         this.context = context;
@@ -157,8 +174,20 @@ public final class RelaySession {
         return clientAddress;
     }
 
+    /** Requests forwarded and not answered yet, and those a handler will answer later; readable from any thread. */
     int inFlight() {
+        return pending.size() + Math.max(0, deferredAnswers);
+    }
+
+    /** Requests forwarded upstream and not answered yet (no deferred ones); readable from any thread. */
+    int forwardedInFlight() {
         return pending.size();
+    }
+
+    /** Bytes queued to the client and not yet taken by its socket; readable from any thread. */
+    long queuedBytes() {
+        io.netty.channel.ChannelOutboundBuffer out = client.unsafe().outboundBuffer();
+        return out == null ? 0 : out.totalPendingWriteBytes();
     }
 
     /** The state of this session's upstream (tests and diagnostics; exact on the event loop). */
@@ -214,8 +243,8 @@ public final class RelaySession {
      */
     public void answerLocally(ByteBuf answer) {
         assert client.eventLoop().inEventLoop() : "answerLocally off the session's event loop";
-        client.write(answer, client.voidPromise());
-        clientNeedsFlush = true;
+        localAnswers++;
+        writeComposed(answer);
         answered();
     }
 
@@ -242,25 +271,153 @@ public final class RelaySession {
         return metrics;
     }
 
-    /** Writes an answer a handler completed later (from any thread). Takes ownership of {@code frame}. */
+    /**
+     * Writes the answer to a request its handler deferred (returned null without answering), from any thread;
+     * exactly once per such request, since a stop's drain waits for it. Takes ownership of {@code frame}.
+     */
     public void writeToClient(ByteBuf frame) {
         if (client.eventLoop().inEventLoop()) {
-            writeLaterAnswer(frame);
+            deferredAnswered(frame);
         } else {
-            client.eventLoop().execute(() -> writeLaterAnswer(frame));
+            client.eventLoop().execute(() -> deferredAnswered(frame));
         }
     }
 
-    private void writeLaterAnswer(ByteBuf frame) {
-        client.writeAndFlush(frame, client.voidPromise());
+    private void deferredAnswered(ByteBuf frame) {
+        // may run inside the handler's own call, before the session counted the request as deferred: the
+        // count then dips below zero until the session adds it
+        deferredAnswers--;
+        writeComposed(frame);
+        flushClient();
         answered();
         closeIfAnswered();
     }
 
-    void close(String reason) {
+    /**
+     * Writes an answer the gateway composed (not one relayed from upstream, whose reading the {@link ReadGate}
+     * stops instead): within {@code downstream.max-pending-writes} and {@code max-pending-write-bytes} of such
+     * answers not yet taken by the client's socket, else the connection is closed. Takes ownership of
+     * {@code answer}; flushed with the read burst or by the caller.
+     */
+    private void writeComposed(ByteBuf answer) {
+        if (backlogClosed || !client.isOpen()) {
+            answer.release();
+            return;
+        }
+        int bytes = answer.readableBytes();
+        if (!composedFits(bytes)) {
+            // what the socket takes now completes and leaves the backlog; a reading client never gets further
+            client.flush();
+            clientNeedsFlush = false;
+            if (!composedFits(bytes)) {
+                answer.release();
+                closeForBacklog();
+                return;
+            }
+        }
+        composedQueued++;
+        composedQueuedBytes += bytes;
+        client.write(answer).addListener(f -> {
+            composedQueued--;
+            composedQueuedBytes -= bytes;
+        });
+        clientNeedsFlush = true;
+    }
+
+    private boolean composedFits(int bytes) {
+        DownstreamConfig limits = context.downstream();
+        return composedQueued < limits.maxPendingWrites() && composedQueuedBytes + bytes <= limits.maxPendingWriteBytes();
+    }
+
+    private void closeForBacklog() {
+        backlogClosed = true;
+        DownstreamConfig limits = context.downstream();
+        warnSlowReader("closing client {}: {} answers of the gateway's own ({} bytes) wait unread, the bound is {} answers"
+                + " or {} bytes (downstream.max-pending-writes, max-pending-write-bytes)", clientAddress, composedQueued,
+            composedQueuedBytes, limits.maxPendingWrites(), limits.maxPendingWriteBytes());
+        metrics.connectionClosed(handlers.role(), CloseReason.WRITE_BACKLOG);
+        client.close();
+    }
+
+    /** A client that reads nothing: WARN at most every 10 s across connections (the metric has the exact count). */
+    private static void warnSlowReader(String format, Object... args) {
+        long now = System.nanoTime();
+        long last = lastSlowReaderWarnNanos.get();
+        if (now - last >= REFUSAL_WARN_INTERVAL_NANOS && lastSlowReaderWarnNanos.compareAndSet(last, now)) {
+            log.warn(format + " (more within 10 s at DEBUG)", args);
+        } else {
+            log.debug(format, args);
+        }
+    }
+
+    /** The client's write buffer crossed a water mark: reads follow, and the unwritable clock starts or stops. */
+    private void clientWritabilityChanged() {
+        if (client.isWritable()) {
+            unwritableSinceNanos = 0;
+        } else if (unwritableSinceNanos == 0) {
+            unwritableSinceNanos = System.nanoTime();
+        }
+        reads.clientWritabilityChanged();
+    }
+
+    /** A client whose write buffer stays full reads nothing, and holds what is queued to it: closed past the limit. */
+    private void closeIfUnwritableTooLong() {
+        Duration limit = context.downstream().unwritableTimeout();
+        long since = unwritableSinceNanos;
+        if (since == 0 || limit.isZero() || !client.isActive() || System.nanoTime() - since < limit.toNanos()) {
+            return;
+        }
+        warnSlowReader("closing client {}: it has taken nothing from its write buffer ({} bytes queued) for {} ms"
+                + " (downstream.unwritable-timeout {})", clientAddress, queuedBytes(),
+            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since), limit);
+        metrics.connectionClosed(handlers.role(), CloseReason.UNWRITABLE);
+        backlogClosed = true;
+        client.close();
+    }
+
+    // ---- drain ----
+
+    /**
+     * The gateway stops (on this session's loop, after {@link RelayContext#draining()} turned true): requests
+     * read while a dial was under way never went upstream and get SYSTEM_BUSY, and so do long polls that
+     * lose nothing by it; requests already upstream are left to finish.
+     */
+    void drainStarted() {
+        for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
+            refuseDraining(frame);
+        }
+        for (PendingRequests.Pending p : pending.removeIf(p -> p.handler().cutShortWhenDraining())) {
+            metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_BUSY);
+            writeComposed(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
+                RemotingSysResponseCode.SYSTEM_BUSY, DRAINING_REMARK));
+            answered();
+        }
+        flushClient();
+    }
+
+    /** A request that arrived while the gateway drains: SYSTEM_BUSY at once, never upstream. Takes ownership. */
+    private void refuseDraining(RemotingFrame frame) {
+        try {
+            if (frame.isOneway()) {
+                log.debug("client {}: oneway request code {} dropped: the gateway is draining", clientAddress,
+                    frame.code());
+                return;
+            }
+            metrics.requestAnswered(frame.code(), RemotingSysResponseCode.SYSTEM_BUSY);
+            writeComposed(Frames.errorResponse(client.alloc(), frame.opaque(), answerEncoding(frame.encoding()),
+                RemotingSysResponseCode.SYSTEM_BUSY, DRAINING_REMARK));
+            answered();
+        } finally {
+            frame.release();
+        }
+    }
+
+    /** Closes the client once what is queued to it is written (the upstream closes with it). */
+    void closeAfterWrites(String reason) {
         client.eventLoop().execute(() -> {
             log.debug("closing {}: {}", clientAddress, reason);
-            client.close();
+            flushClient();
+            client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
         });
     }
 
@@ -381,6 +538,12 @@ public final class RelaySession {
             }
             return;
         }
+        if (context.draining() && !(frame.isOneway()
+            && (state instanceof SessionState.Connected || state instanceof SessionState.Local))) {
+            // a oneway holds nothing up and is still relayed; every other new request stays out of upstream
+            refuseDraining(frame);
+            return;
+        }
         if (state instanceof SessionState.Connected c) {
             RequestHandler handler = handlers.request(frame.code());
             if (frame.isOneway()) {
@@ -404,7 +567,11 @@ public final class RelaySession {
                     throw e;
                 }
                 clientEncoding = encoding;
+                int answeredBefore = localAnswers;
                 ByteBuf out = handler.toUpstream(this, frame);
+                if (out == null && localAnswers == answeredBefore) {
+                    deferredAnswers++;
+                }
                 if (out != null) {
                     long sent = System.nanoTime();
                     UpstreamSettings settings = context.upstream();
@@ -444,7 +611,11 @@ public final class RelaySession {
         SerializeType encoding = frame.encoding();
         boolean oneway = frame.isOneway();
         clientEncoding = encoding;
+        int answeredBefore = localAnswers;
         ByteBuf out = handlers.request(code).toUpstream(this, frame);
+        if (out == null && !oneway && localAnswers == answeredBefore) {
+            deferredAnswers++;
+        }
         if (out != null) {
             // a handler of a local role forwarded: there is nowhere to forward to
             out.release();
@@ -476,8 +647,7 @@ public final class RelaySession {
                 answer = Frames.errorResponse(client.alloc(), frame.opaque(), answerEncoding(frame.encoding()),
                     RemotingSysResponseCode.SYSTEM_ERROR, reason);
             }
-            client.write(answer, client.voidPromise());
-            clientNeedsFlush = true;
+            writeComposed(answer);
             answered();
         } finally {
             frame.release();
@@ -526,6 +696,9 @@ public final class RelaySession {
             int result = frame.code();
             role.upstreamAnswered();
             out = p.handler().onResponse(this, p.code(), p.context(), frame, p.encoding());
+            if (out == null) {
+                deferredAnswers++;
+            }
             metrics.requestCompleted(p.code(), result,
                 (p.sentNanos() - p.startNanos()) + (System.nanoTime() - received), received - p.sentNanos());
         } else {
@@ -554,9 +727,8 @@ public final class RelaySession {
             for (PendingRequests.Pending p : orphans) {
                 answered();
                 metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_ERROR);
-                client.write(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
-                    RemotingSysResponseCode.SYSTEM_ERROR, reason + " before answering request code " + p.code()),
-                    client.voidPromise());
+                writeComposed(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
+                    RemotingSysResponseCode.SYSTEM_ERROR, reason + " before answering request code " + p.code()));
             }
         }
         client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
@@ -567,6 +739,7 @@ public final class RelaySession {
         closeIfAFrameStalled();
         reportSuppressedMalformedLines();
         closeIfAnswersAreOverdue();
+        closeIfUnwritableTooLong();
         if (pending.size() == 0) {
             return;
         }
@@ -580,12 +753,11 @@ public final class RelaySession {
             context.metrics().upstreamFailure(UpstreamFailure.TIMEOUT);
             metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_BUSY);
             long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - p.startNanos());
-            client.write(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
+            writeComposed(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
                 RemotingSysResponseCode.SYSTEM_BUSY,
-                role.describe(target) + " did not answer request code " + p.code() + " within " + waitedMillis + " ms"),
-                client.voidPromise());
+                role.describe(target) + " did not answer request code " + p.code() + " within " + waitedMillis + " ms"));
         }
-        client.flush();
+        flushClient();
         closeIfAnswered();
     }
 
@@ -619,6 +791,7 @@ public final class RelaySession {
             timeoutScan.cancel(false);
         }
         pending.drain();
+        deferredAnswers = 0;
         for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
             frame.release();
         }
@@ -782,7 +955,7 @@ public final class RelaySession {
         @Override
         public void channelWritabilityChanged(ChannelHandlerContext ctx) {
             if (session != null) {
-                session.reads.clientWritabilityChanged();
+                session.clientWritabilityChanged();
             }
             ctx.fireChannelWritabilityChanged();
         }

@@ -82,6 +82,16 @@ public interface RequestHandler {
     }
 
     /**
+     * Whether a request of this handler held upstream may be answered SYSTEM_BUSY at once when the gateway
+     * drains, its upstream answer then dropped: only where that loses nothing. A pull reads without
+     * consuming (the client pulls the same offset again elsewhere); a pop does not qualify, since the
+     * broker hides what it popped until the invisible time passes.
+     */
+    default boolean cutShortWhenDraining() {
+        return false;
+    }
+
+    /**
      * Answers a request while no upstream is reachable ({@code request} stays the caller's). Returns
      * the answer, or null to let the session answer with SYSTEM_ERROR naming {@code reason}.
      */

@@ -69,6 +69,15 @@ public final class UpstreamPool implements AutoCloseable {
         return requestHandler;
     }
 
+    /** Requests in flight on every connection of the pool (a stop's drain waits for them). */
+    public int inFlight() {
+        int total = namesrv.inFlight();
+        for (UpstreamConnection c : brokers.values()) {
+            total += c.inFlight();
+        }
+        return total;
+    }
+
     /** Fails every request in flight with CLOSED and closes the connections; call before the event loops stop. */
     @Override
     public void close() {

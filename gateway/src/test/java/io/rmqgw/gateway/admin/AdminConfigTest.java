@@ -117,4 +117,40 @@ class AdminConfigTest {
         GatewayConfig full = new GatewayConfig(null, null, null, c.upstream(), null, null, null, EmbeddedConfig.DISABLED, null);
         assertTrue(full.admin().enabled(), "a null admin section takes the defaults");
     }
+
+    @Test
+    void aTokenBindsIsCheckedAndNeverShown() throws Exception {
+        AdminConfig a = ConfigLoader.parse(NS + "admin:\n  token: abcdefghijklmnop-1\n  token-protects-metrics: true\n")
+            .admin();
+        assertEquals("abcdefghijklmnop-1", a.bearerToken());
+        assertTrue(a.tokenProtectsMetrics());
+        assertFalse(a.toString().contains("abcdefghijklmnop-1"), a.toString());
+        assertFalse(ConfigLoader.toYaml(ConfigLoader.parse(NS + "admin:\n  token: abcdefghijklmnop-1\n"))
+            .contains("abcdefghijklmnop-1"));
+
+        Path file = Files.createTempFile("rmqgw-token", ".txt");
+        try {
+            Files.writeString(file, "  from-a-file-0123456789  \nsecond line ignored\n");
+            AdminConfig f = ConfigLoader.parse(NS + "admin:\n  token-file: " + file + "\n").admin();
+            assertEquals("from-a-file-0123456789", f.bearerToken());
+            assertEquals("from-a-file-0123456789", ConfigLoader.adminToken(writeConfig("admin:\n  token-file: " + file)));
+        } finally {
+            Files.deleteIfExists(file);
+        }
+        assertEquals(null, AdminConfig.DEFAULT.bearerToken());
+        assertEquals("127.0.0.1", AdminConfig.DEFAULT.listen().host(), "the admin port stays on loopback by default");
+
+        assertEquals("admin.token", refused("admin:\n  token: short\n").path());
+        assertEquals("admin.token", refused("admin:\n  token: \"has white space 0123\"\n").path());
+        assertEquals("admin.token-file", refused("admin:\n  token: abcdefghijklmnop-1\n  token-file: /x\n").path());
+        assertEquals("admin.token-file", refused("admin:\n  token-file: /nonexistent/rmqgw-token\n").path());
+        assertEquals("admin.token-protects-metrics", refused("admin:\n  token-protects-metrics: true\n").path());
+    }
+
+    private static Path writeConfig(String admin) throws Exception {
+        Path f = Files.createTempFile("rmqgw-config", ".yaml");
+        f.toFile().deleteOnExit();
+        Files.writeString(f, NS + admin + "\n");
+        return f;
+    }
 }

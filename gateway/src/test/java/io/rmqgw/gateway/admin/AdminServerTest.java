@@ -182,4 +182,141 @@ class AdminServerTest {
         assertTrue(e instanceof ConnectException || e.getCause() instanceof ConnectException, e.toString());
         assertTrue(!metrics.scrape().contains("rmqgw_ready"), "the ready gauge leaves with the server");
     }
+
+    // ---- browsers kept out, and the bearer token ----
+
+    private static final String TOKEN = "s3cret-admin-token-0123";
+
+    /** One HTTP/1.1 request over a plain socket (so Host and Origin can be anything); the status and body. */
+    private static String[] raw(int port, String method, String path, String... headerLines) throws IOException {
+        return rawWithBody(port, method, path, "", headerLines);
+    }
+
+    private static String[] rawWithBody(int port, String method, String path, String body, String... headerLines)
+        throws IOException {
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+            s.setSoTimeout(10_000);
+            StringBuilder req = new StringBuilder(method + " " + path + " HTTP/1.1\r\n");
+            boolean hostGiven = false;
+            for (String h : headerLines) {
+                hostGiven |= h.regionMatches(true, 0, "Host:", 0, 5);
+                req.append(h).append("\r\n");
+            }
+            if (!hostGiven) {
+                req.append("Host: 127.0.0.1:").append(port).append("\r\n");
+            }
+            byte[] content = body.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            req.append("Content-Length: ").append(content.length).append("\r\nConnection: close\r\n\r\n");
+            s.getOutputStream().write(req.toString().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            s.getOutputStream().write(content);
+            String answer = new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            String status = answer.substring(answer.indexOf(' ') + 1, answer.indexOf(' ') + 4);
+            int split = answer.indexOf("\r\n\r\n");
+            return new String[] {status, answer.substring(split + 4), answer.substring(0, split)};
+        }
+    }
+
+    /** Counts reloads that ran. */
+    private final java.util.concurrent.atomic.AtomicInteger reloads = new java.util.concurrent.atomic.AtomicInteger();
+
+    private void countReloads(AdminServer target) {
+        target.reloadHandler(() -> {
+            reloads.incrementAndGet();
+            return java.util.concurrent.CompletableFuture.completedFuture(
+                new ReloadOutcome(ReloadOutcome.Result.UNCHANGED, java.util.List.of(), java.util.List.of(),
+                    java.util.List.of(), null));
+        });
+    }
+
+    @Test
+    void aCrossOriginReloadIsRefusedAndNeverRuns() throws Exception {
+        countReloads(server);
+        int port = server.localAddress().getPort();
+        String[] r = raw(port, "POST", "/reload", "Origin: http://evil.example");
+        assertEquals("403", r[0]);
+        assertTrue(r[1].contains("cross-origin request (Origin http://evil.example)"), r[1]);
+        r = raw(port, "POST", "/reload", "Origin: null");
+        assertEquals("403", r[0], "a sandboxed page's Origin: " + r[1]);
+        r = raw(port, "POST", "/reload", "Origin: http://127.0.0.1:" + (port + 1));
+        assertEquals("403", r[0], "another port is another origin");
+        r = raw(port, "POST", "/reload", "Sec-Fetch-Site: cross-site");
+        assertEquals("403", r[0]);
+        assertTrue(r[1].contains("cross-site"), r[1]);
+        assertEquals(0, reloads.get());
+
+        r = raw(port, "POST", "/reload", "Origin: http://127.0.0.1:" + port);
+        assertEquals("200", r[0], "the admin's own origin: " + r[1]);
+        assertEquals(1, reloads.get());
+    }
+
+    @Test
+    void aForeignHostIsRefusedLoopbackNamesAreOneAddress() throws Exception {
+        countReloads(server);
+        int port = server.localAddress().getPort();
+        for (String host : new String[] {"evil.example:" + port, "evil.example", "127.0.0.1:" + (port + 1),
+            "10.1.2.3:" + port, "127.0.0.1"}) {
+            String[] r = raw(port, "GET", "/metrics", "Host: " + host);
+            assertEquals("403", r[0], host);
+            assertTrue(r[1].contains("Host " + host + " is not the admin address 127.0.0.1:" + port), r[1]);
+        }
+        assertEquals("403", raw(port, "POST", "/reload", "Host: rebound.example:" + port)[0]);
+        assertEquals(0, reloads.get(), "a DNS-rebound name reached /reload");
+        for (String host : new String[] {"127.0.0.1:" + port, "localhost:" + port, "LOCALHOST:" + port, "[::1]:" + port}) {
+            assertEquals("200", raw(port, "GET", "/health/live", "Host: " + host)[0], host);
+        }
+        assertEquals(200, get("/health/live").statusCode(), "java's own client sends the address as Host");
+    }
+
+    @Test
+    void reloadTakesNoBodyOrJsonNeverAFormOrText() throws Exception {
+        countReloads(server);
+        int port = server.localAddress().getPort();
+        for (String type : new String[] {"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+            "multipart/form-data; boundary=x"}) {
+            String[] r = rawWithBody(port, "POST", "/reload", "x=1", "Content-Type: " + type);
+            assertEquals("415", r[0], type);
+            assertTrue(r[1].contains("POST /reload takes no body, or application/json"), r[1]);
+        }
+        assertEquals("415", rawWithBody(port, "POST", "/reload", "x=1")[0], "a body without a type");
+        assertEquals(0, reloads.get());
+        assertEquals("200", rawWithBody(port, "POST", "/reload", "{}", "Content-Type: application/json")[0]);
+        assertEquals("200", raw(port, "POST", "/reload")[0]);
+        assertEquals(200, send("POST", "/reload").statusCode(), "rmqgw reload's own request");
+        assertEquals(3, reloads.get());
+    }
+
+    @Test
+    void withATokenReloadNeedsItAndMetricsOnlyWhenAsked() throws Exception {
+        GatewayMetrics m = GatewayMetrics.prometheus();
+        try (AdminServer guarded = AdminServer.start("127.0.0.1", 0, m, readiness, TOKEN, false)) {
+            countReloads(guarded);
+            int port = guarded.localAddress().getPort();
+            String[] r = raw(port, "POST", "/reload");
+            assertEquals("401", r[0]);
+            assertTrue(r[2].toLowerCase(java.util.Locale.ROOT).contains("www-authenticate: bearer"), r[2]);
+            assertTrue(r[1].contains("needs Authorization: Bearer"), r[1]);
+            assertEquals("401", raw(port, "POST", "/reload", "Authorization: Bearer wrong-token-0123456789")[0]);
+            assertEquals("401", raw(port, "POST", "/reload", "Authorization: Basic " + TOKEN)[0]);
+            assertEquals(0, reloads.get());
+            assertEquals("200", raw(port, "POST", "/reload", "Authorization: Bearer " + TOKEN)[0]);
+            assertEquals(1, reloads.get());
+            // the token does not open the door to a browser
+            assertEquals("403", raw(port, "POST", "/reload", "Authorization: Bearer " + TOKEN,
+                "Origin: http://evil.example")[0]);
+            assertEquals("200", raw(port, "GET", "/metrics")[0], "metrics stay open unless asked");
+            assertEquals("200", raw(port, "GET", "/health/ready")[0].equals("200") ? "200"
+                : raw(port, "GET", "/health/live")[0]);
+        } finally {
+            m.close();
+        }
+        GatewayMetrics m2 = GatewayMetrics.prometheus();
+        try (AdminServer guarded = AdminServer.start("127.0.0.1", 0, m2, readiness, TOKEN, true)) {
+            int port = guarded.localAddress().getPort();
+            assertEquals("401", raw(port, "GET", "/metrics")[0]);
+            assertEquals("200", raw(port, "GET", "/metrics", "Authorization: Bearer " + TOKEN)[0]);
+            assertEquals("200", raw(port, "GET", "/health/live")[0], "probes need no token");
+        } finally {
+            m2.close();
+        }
+    }
 }

@@ -109,6 +109,9 @@ public final class TestGateway implements AutoCloseable {
         private Integer maxConnectionsPerAddress;
         private Integer maxIncompleteFrameBytes;
         private Long incompleteFrameBudget;
+        private Integer maxPendingWriteBytes;
+        private Integer maxPendingWrites;
+        private Duration unwritableTimeout;
         private NamesConfig names = new NamesConfig(false, null, null, null);
         private AdminConfig admin = AdminConfig.DISABLED;
         private FanoutConfig fanout;
@@ -198,6 +201,14 @@ public final class TestGateway implements AutoCloseable {
             return this;
         }
 
+        /** Bounds on what the gateway queues to a client that reads nothing (null: the default). */
+        public Builder writeBounds(Integer pendingBytes, Integer pendingWrites, Duration unwritable) {
+            this.maxPendingWriteBytes = pendingBytes;
+            this.maxPendingWrites = pendingWrites;
+            this.unwritableTimeout = unwritable;
+            return this;
+        }
+
         public Builder responseEncoding(ResponseEncoding encoding) {
             this.responseEncoding = encoding;
             return this;
@@ -230,7 +241,8 @@ public final class TestGateway implements AutoCloseable {
                     new UpstreamConfig(upstreams, connectTimeout, requestTimeout, longPollTimeout, headerEncoding),
                     new RouteCacheConfig(routeTtl), maxFrameLength, drainTimeout, null, admin,
                     new DownstreamConfig(responseEncoding, idleTimeout, frameTimeout, maxConnections, maxConnectionsPerAddress,
-                        maxIncompleteFrameBytes, incompleteFrameBudget), names,
+                        maxIncompleteFrameBytes, incompleteFrameBudget, maxPendingWriteBytes, maxPendingWrites,
+                        unwritableTimeout), names,
                     null, fanout, virtualQueues).withTls(tls).withRateLimits(rateLimits);
                 GatewayMetrics metrics = GatewayMetrics.inMemory();
                 try {

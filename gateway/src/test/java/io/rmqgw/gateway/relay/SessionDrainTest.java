@@ -1,0 +1,294 @@
+package io.rmqgw.gateway.relay;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.gateway.net.Dialer;
+import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.testing.Wire;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
+import org.apache.rocketmq.remoting.protocol.RequestCode;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A session while the gateway drains, driven with EmbeddedChannels: new requests are answered
+ * SYSTEM_BUSY with the drain's remark and never reach the upstream, requests already upstream finish,
+ * pulls held upstream are cut short. And the client is not read while it cannot take more writes.
+ */
+class SessionDrainTest {
+
+    private static final int HELD_PULL = RequestCode.PULL_MESSAGE;
+    private static final int DEFERRED = 4501;
+    /** Answered through writeToClient inside the handler's own call (a future already complete). */
+    private static final int AT_ONCE = 4502;
+    private static final int ANSWER_AT_ONCE = 4503;
+
+    private final GatewayMetrics metrics = GatewayMetrics.inMemory();
+    private final List<EmbeddedChannel> channels = new ArrayList<>();
+    private final List<ChannelPromise> dials = new ArrayList<>();
+    private EmbeddedChannel upstream;
+    private EmbeddedChannel client;
+    private RelayContext context;
+
+    @AfterEach
+    void releaseEverything() {
+        deferred.forEach(RemotingFrame::release);
+        for (EmbeddedChannel c : channels) {
+            c.finishAndReleaseAll();
+        }
+        metrics.close();
+    }
+
+    /** A pull handler as the broker role has one: held upstream, cut short when draining. */
+    private static final RequestHandler PULL = new RequestHandler() {
+        @Override
+        public boolean longPolling() {
+            return true;
+        }
+
+        @Override
+        public boolean cutShortWhenDraining() {
+            return true;
+        }
+    };
+
+    /** Requests the deferring handler took, to be answered by the test through writeToClient. */
+    private final List<RemotingFrame> deferred = new ArrayList<>();
+
+    /** Takes the request and answers later, as a fan-out does. */
+    private final RequestHandler later = new RequestHandler() {
+        @Override
+        public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
+            deferred.add(request);
+            return null;
+        }
+    };
+
+    private static final RequestHandler WRITES_AT_ONCE = new RequestHandler() {
+        @Override
+        public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
+            int opaque = request.opaque();
+            request.release();
+            session.writeToClient(Unpooled.wrappedBuffer(Wire.response(Wire.SUCCESS, opaque).remark("at once").bytes()));
+            return null;
+        }
+    };
+
+    private static final RequestHandler ANSWERS_AT_ONCE = new RequestHandler() {
+        @Override
+        public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response,
+                                  org.apache.rocketmq.remoting.protocol.SerializeType requestEncoding) {
+            session.writeToClient(session.reencodeForClient(response, null, requestEncoding));
+            return null;
+        }
+    };
+
+    private RelaySession accept() {
+        Dialer dialer = (target, loop, timeout, handler) -> {
+            upstream = track(new EmbeddedChannel(handler));
+            ChannelPromise promise = upstream.newPromise();
+            dials.add(promise);
+            return promise;
+        };
+        context = new RelayContext(null, dialer, metrics, 1 << 20,
+            new UpstreamSettings(null, 1000, TimeUnit.SECONDS.toNanos(30), TimeUnit.SECONDS.toNanos(60)));
+        HandlerTable table = HandlerTable.builder("broker").request(PULL, HELD_PULL)
+            .request(later, DEFERRED).request(WRITES_AT_ONCE, AT_ONCE).request(ANSWERS_AT_ONCE, ANSWER_AT_ONCE).build();
+        UpstreamRole role = new UpstreamRole() {
+            @Override
+            public HandlerTable handlers() {
+                return table;
+            }
+
+            @Override
+            public List<String> upstreamTargets() {
+                return List.of("127.0.0.1:10911");
+            }
+
+            @Override
+            public String describe(String target) {
+                return "broker " + target;
+            }
+        };
+        client = track(new EmbeddedChannel(RelaySession.clientInitializer(context, metrics.namesrvListener(), role)));
+        return RelaySession.of(client);
+    }
+
+    /** Accepted, a first request forwarded: the session is connected. */
+    private RelaySession connected() {
+        RelaySession session = accept();
+        send(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(1));
+        dials.get(0).setSuccess();
+        assertEquals(1, Wire.parse(bytes(upstream.readOutbound())).opaque());
+        upstream.writeInbound(Unpooled.wrappedBuffer(Wire.response(Wire.SUCCESS, 1).bytes()));
+        assertEquals(1, Wire.parse(bytes(client.readOutbound())).opaque());
+        return session;
+    }
+
+    private EmbeddedChannel track(EmbeddedChannel c) {
+        channels.add(c);
+        return c;
+    }
+
+    private void send(Wire.Builder request) {
+        client.writeInbound(Unpooled.wrappedBuffer(request.bytes()));
+    }
+
+    private void drain() {
+        context.startDraining();
+        client.runPendingTasks();
+    }
+
+    private static byte[] bytes(ByteBuf buf) {
+        try {
+            return ByteBufUtil.getBytes(buf);
+        } finally {
+            buf.release();
+        }
+    }
+
+    private Wire.Frame answer() {
+        ByteBuf out = client.readOutbound();
+        assertTrue(out != null, "no answer written to the client");
+        return Wire.parse(bytes(out));
+    }
+
+    @Test
+    void aRequestArrivingDuringTheDrainGetsSystemBusyAndNeverReachesTheUpstream() {
+        RelaySession session = connected();
+        drain();
+
+        send(Wire.request(RequestCode.SEND_MESSAGE_V2).opaque(7).body("m"));
+        Wire.Frame busy = answer();
+        assertEquals(7, busy.opaque());
+        assertEquals(RemotingSysResponseCode.SYSTEM_BUSY, busy.code());
+        assertEquals(RelaySession.DRAINING_REMARK, busy.remark());
+        assertNull(upstream.readOutbound(), "a request that arrived while draining went upstream");
+        assertEquals(0, session.inFlight(), "nothing in flight: the drain need not wait for it");
+        assertEquals(1, metrics.requests(RequestCode.SEND_MESSAGE_V2, RemotingSysResponseCode.SYSTEM_BUSY));
+    }
+
+    @Test
+    void aRequestAlreadyUpstreamFinishesAndIsRelayedDuringTheDrain() {
+        RelaySession session = connected();
+        send(Wire.request(RequestCode.SEND_MESSAGE_V2).opaque(8).body("m"));
+        assertEquals(8, Wire.parse(bytes(upstream.readOutbound())).opaque());
+        drain();
+        assertEquals(1, session.inFlight(), "the send upstream is in flight");
+        assertNull(client.readOutbound(), "the send upstream is not answered by the drain");
+
+        upstream.writeInbound(Unpooled.wrappedBuffer(Wire.response(Wire.SUCCESS, 8).remark("stored").bytes()));
+        Wire.Frame relayed = answer();
+        assertEquals(8, relayed.opaque());
+        assertEquals(Wire.SUCCESS, relayed.code());
+        assertEquals("stored", relayed.remark());
+        assertEquals(0, session.inFlight());
+    }
+
+    @Test
+    void aPullHeldUpstreamIsCutShortAndItsLateAnswerDropped() {
+        RelaySession session = connected();
+        send(Wire.request(HELD_PULL).opaque(9));
+        send(Wire.request(RequestCode.SEND_MESSAGE_V2).opaque(10).body("m"));
+        upstream.releaseOutbound();
+        assertEquals(2, session.inFlight());
+
+        drain();
+        Wire.Frame busy = answer();
+        assertEquals(9, busy.opaque());
+        assertEquals(RemotingSysResponseCode.SYSTEM_BUSY, busy.code());
+        assertEquals(RelaySession.DRAINING_REMARK, busy.remark());
+        assertEquals(1, session.inFlight(), "only the send is still in flight");
+
+        upstream.writeInbound(Unpooled.wrappedBuffer(Wire.response(Wire.SUCCESS, 9).bytes()));
+        assertNull(client.readOutbound(), "the pull was answered already");
+    }
+
+    @Test
+    void requestsReadWhileDialingAreAnsweredBusyOnceTheDrainStarts() {
+        RelaySession session = accept();
+        send(Wire.request(RequestCode.SEND_MESSAGE_V2).opaque(11).body("m"));
+        assertEquals(1, dials.size(), "the first request dials");
+        drain();
+        Wire.Frame busy = answer();
+        assertEquals(11, busy.opaque());
+        assertEquals(RemotingSysResponseCode.SYSTEM_BUSY, busy.code());
+
+        dials.get(0).setSuccess();
+        assertNull(upstream.readOutbound(), "the request that waited for the dial went upstream during the drain");
+        assertEquals(0, session.inFlight());
+    }
+
+    @Test
+    void aOnewayRequestIsStillRelayedDuringTheDrain() {
+        connected();
+        drain();
+        send(Wire.request(RequestCode.UNREGISTER_CLIENT).opaque(12).oneway());
+        ByteBuf forwarded = upstream.readOutbound();
+        assertEquals(12, Wire.parse(bytes(forwarded)).opaque(), "a oneway holds nothing up");
+        assertNull(client.readOutbound(), "a oneway gets no answer");
+    }
+
+    @Test
+    void aClientThatCannotTakeMoreWritesIsNotRead() {
+        connected();
+        client.config().setWriteBufferWaterMark(new WriteBufferWaterMark(8, 16));
+        assertTrue(client.config().isAutoRead());
+
+        client.write(Unpooled.wrappedBuffer(new byte[64]));
+        assertFalse(client.isWritable());
+        assertFalse(client.config().isAutoRead(), "a client with a full write buffer is still read");
+        assertFalse(upstream.config().isAutoRead());
+
+        client.flush();
+        assertTrue(client.config().isAutoRead());
+        assertTrue(upstream.config().isAutoRead());
+        client.releaseOutbound();
+    }
+
+    @Test
+    void anAnswerAHandlerDeferredIsInFlightUntilWritten() {
+        RelaySession session = connected();
+        send(Wire.request(DEFERRED).opaque(13));
+        assertEquals(1, session.inFlight(), "deferred: the drain waits for its answer");
+        assertNull(upstream.readOutbound());
+        drain();
+        assertEquals(1, session.inFlight());
+
+        RemotingFrame request = deferred.remove(0);
+        int opaque = request.opaque();
+        request.release();
+        session.writeToClient(Unpooled.wrappedBuffer(Wire.response(Wire.SUCCESS, opaque).remark("later").bytes()));
+        Wire.Frame later = answer();
+        assertEquals(13, later.opaque());
+        assertEquals("later", later.remark());
+        assertEquals(0, session.inFlight());
+    }
+
+    @Test
+    void anAnswerWrittenInsideTheHandlersOwnCallIsNotLeftInFlight() {
+        RelaySession session = connected();
+        send(Wire.request(AT_ONCE).opaque(14));
+        assertEquals(14, answer().opaque());
+        assertEquals(0, session.inFlight(), "a deferred answer written before the handler returned");
+
+        send(Wire.request(ANSWER_AT_ONCE).opaque(15));
+        assertEquals(15, Wire.parse(bytes(upstream.readOutbound())).opaque());
+        upstream.writeInbound(Unpooled.wrappedBuffer(Wire.response(Wire.SUCCESS, 15).bytes()));
+        assertEquals(15, answer().opaque());
+        assertEquals(0, session.inFlight(), "an upstream answer written inside onResponse");
+    }
+}
