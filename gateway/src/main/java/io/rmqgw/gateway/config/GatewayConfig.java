@@ -22,8 +22,7 @@ import java.util.Objects;
  * @param names          topic and group name checks at the edge
  * @param logging        log levels by logger (applied by the process that owns the logging backend)
  * @param fanout         multi-topic fan-out (off by default)
- * @param virtualQueues  consumer groups opted into virtual queues, one entry per group and topic (not active yet:
- *                       validated only)
+ * @param virtualQueues  consumer groups opted into virtual queues, one entry per group and topic
  */
 public record GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
                             RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,

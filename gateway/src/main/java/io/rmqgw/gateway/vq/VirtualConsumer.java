@@ -73,6 +73,7 @@ public final class VirtualConsumer {
     private final VirtualQueueConfig config;
     private final VirtualQueues owner;
     private final VirtualQueueGroup group;
+    private final VirtualQueueMeters meters;
     private final ArrayDeque<HeldPull> held = new ArrayDeque<>();
     private final Set<RealQueue> fetching = new HashSet<>();
     private final Set<RealQueue> adding = new HashSet<>();
@@ -91,6 +92,8 @@ public final class VirtualConsumer {
         this.config = config;
         this.owner = owner;
         this.group = new VirtualQueueGroup(config, System::nanoTime, PooledByteBufAllocator.DEFAULT);
+        this.meters = new VirtualQueueMeters(owner.context().metrics().registry(), config.group(), config.topic(),
+            group.stats());
     }
 
     public VirtualQueueConfig config() {
@@ -317,6 +320,7 @@ public final class VirtualConsumer {
             sendDeadLetters();
             pushCommits();
             fetchAll();
+            meters.update(group.stats());
         }
     }
 
@@ -678,7 +682,9 @@ public final class VirtualConsumer {
             HeldPull h = held.pollFirst();
             answerNotFound(h.session(), h.opaque(), h.encoding(), h.offset());
         }
+        meters.update(group.stats());
         group.close();
+        meters.close();
         virtualQueueCount = 0;
     }
 }

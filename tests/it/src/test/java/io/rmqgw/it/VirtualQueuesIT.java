@@ -179,6 +179,12 @@ class VirtualQueuesIT {
             assertEquals(1, ids.size(), ids::toString);
             assertTrue(ids.get(0).asText().contains("@rmqgw-"), ids::toString);
             assertEquals(List.of(), queues.loop().submit(consumer::checkInvariants).get(5, TimeUnit.SECONDS));
+            // the meters say the same (refreshed every second)
+            await("the meters caught up", Duration.ofSeconds(5), () -> gateway.metrics().registry()
+                .get("rmqgw.vq.acknowledged").tag("group", group).functionCounter().count() >= MESSAGES);
+            assertEquals(0.0, gateway.metrics().registry().get("rmqgw.vq.invariant.violations").tag("group", group)
+                .functionCounter().count());
+            assertEquals(0.0, gateway.metrics().registry().get("rmqgw.vq.leases").tag("group", group).gauge().value());
         } finally {
             inJvm.forEach(DefaultMQPushConsumer::shutdown);
             for (ScenarioProcess p : forked) {
