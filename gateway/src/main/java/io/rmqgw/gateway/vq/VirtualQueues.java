@@ -97,27 +97,7 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
         this.loop = context.transport().workers().next();
         this.clientId = advertised + "@rmqgw-" + ProcessHandle.current().pid();
         HandlerTable handlers = HandlerTables.virtualBroker(new VirtualBrokerHandler(this));
-        this.role = new UpstreamRole() {
-            @Override
-            public HandlerTable handlers() {
-                return handlers;
-            }
-
-            @Override
-            public boolean local() {
-                return true;
-            }
-
-            @Override
-            public List<String> upstreamTargets() {
-                return List.of();
-            }
-
-            @Override
-            public String describe(String target) {
-                return "virtual-queue broker " + BROKER_NAME;
-            }
-        };
+        this.role = UpstreamRole.served(handlers, "virtual-queue broker " + BROKER_NAME);
         apply(Objects.requireNonNull(settings, "settings"));
     }
 
