@@ -335,6 +335,9 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
             for (VirtualConsumer c : e.getValue()) {
                 c.subscription().writeTo(subs.addObject(), c.config().topic());
             }
+            // the group's retry topic, as every clustering consumer subscribes it: its clients pull it from the
+            // real brokers themselves (send-backs through the gateway never write to it)
+            Subscription.ALL.writeTo(subs.addObject(), "%RETRY%" + e.getKey());
         }
         return root.toString().getBytes(StandardCharsets.UTF_8);
     }

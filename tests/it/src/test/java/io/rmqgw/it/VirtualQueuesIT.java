@@ -98,7 +98,8 @@ class VirtualQueuesIT {
             for (int i = 0; i < FORKED; i++) {
                 forked.add(ScenarioRunner.scenario(ClientVersion.V4_9_7, "push-consume")
                     .namesrv(gateway.namesrvAddress()).topic(topic).group(group).count(0)
-                    .arg("linger-ms", 45_000).timeout(Duration.ofSeconds(90)).start());
+                    .arg("linger-ms", 45_000).timeout(Duration.ofSeconds(90))
+                    .rebalanceInterval(Duration.ofSeconds(2)).start());
             }
             for (int i = 0; i < IN_JVM; i++) {
                 Map<String, AtomicInteger> received = new ConcurrentHashMap<>();
@@ -107,12 +108,14 @@ class VirtualQueuesIT {
             }
             await("all 16 consumers registered on the virtual broker", Duration.ofSeconds(60),
                 () -> queues.memberIds(group).size() == CONSUMERS);
-            await("every in-JVM consumer holds a virtual queue", Duration.ofSeconds(30), () -> inJvm.stream()
-                .allMatch(c -> !c.getDefaultMQPushConsumerImpl().getRebalanceImpl().getProcessQueueTable().isEmpty()));
+            // 16 members, 16 virtual queues: one each once every client has seen them all
+            await("every in-JVM consumer holds exactly one virtual queue", Duration.ofSeconds(30), () -> inJvm.stream()
+                .allMatch(c -> c.getDefaultMQPushConsumerImpl().getRebalanceImpl().getProcessQueueTable().keySet().stream()
+                    .filter(mq -> mq.getTopic().equals(topic)).count() == 1));
             VirtualConsumer consumer = queues.consumer(group, topic);
             await("the gateway owns the 4 real queues", Duration.ofSeconds(30),
                 () -> consumer.virtualQueueCount() == REAL_QUEUES * PER_REAL_QUEUE);
-            TimeUnit.SECONDS.sleep(3); // the forked consumers' rebalance, woken by the gateway's notification
+            TimeUnit.SECONDS.sleep(5); // the forked consumers' rebalance (notified, and every 2 s)
 
             Set<String> sent = produce();
 
@@ -202,17 +205,38 @@ class VirtualQueuesIT {
             await("each gateway owns half the real queues", Duration.ofSeconds(60),
                 () -> a.virtualQueueCount() == REAL_QUEUES / 2 * PER_REAL_QUEUE
                     && b.virtualQueueCount() == REAL_QUEUES / 2 * PER_REAL_QUEUE);
-            await("every consumer holds a virtual queue", Duration.ofSeconds(60), () -> consumers.stream()
-                .allMatch(c -> !c.getDefaultMQPushConsumerImpl().getRebalanceImpl().getProcessQueueTable().isEmpty()));
+            // the route first offered all 16 (before the second gateway took its half): every client sees 8, then
+            // holds 2 of them (8 virtual queues over its gateway's 4 consumers)
+            java.util.function.Supplier<String> views = () -> consumers.stream().map(c -> {
+                var rebalance = c.getDefaultMQPushConsumerImpl().getRebalanceImpl();
+                var subscribed = rebalance.getTopicSubscribeInfoTable().get(topic2);
+                // the group's retry topic (real queues, the gateway's member list) may add one queue to one consumer
+                long held = rebalance.getProcessQueueTable().keySet().stream().filter(mq -> mq.getTopic().equals(topic2))
+                    .count();
+                return (subscribed == null ? -1 : subscribed.size()) + "/" + held;
+            }).toList().toString();
+            try {
+                await("every consumer sees its gateway's 8 virtual queues and holds 2", Duration.ofSeconds(60),
+                    () -> views.get().equals(java.util.Collections.nCopies(8, "8/2").toString()));
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + ": subscribed/held per consumer " + views.get()
+                    + ", members " + first.gateway().virtualQueues().memberIds(group2) + " / "
+                    + second.gateway().virtualQueues().memberIds(group2), e);
+            }
+            TimeUnit.SECONDS.sleep(2);
 
             int messages = 800;
             Set<String> sent = produce(topic2, first.namesrvAddress(), messages, "vq2-");
-            await("every message acknowledged by one gateway or the other", Duration.ofSeconds(90), () -> {
-                VirtualQueueStats sa = stats(first, a);
-                VirtualQueueStats sb = stats(second, b);
-                return sa.acknowledged() + sb.acknowledged() >= messages && sa.leased() + sb.leased() == 0
-                    && sa.available() + sb.available() == 0;
-            });
+            try {
+                await("every message acknowledged by one gateway or the other", Duration.ofSeconds(90), () -> {
+                    VirtualQueueStats sa = stats(first, a);
+                    VirtualQueueStats sb = stats(second, b);
+                    return sa.acknowledged() + sb.acknowledged() >= messages && sa.leased() + sb.leased() == 0
+                        && sa.available() + sb.available() == 0;
+                });
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + ": " + stats(first, a) + " / " + stats(second, b), e);
+            }
             assertTrue(stats(first, a).acknowledged() > 0 && stats(second, b).acknowledged() > 0, "both gateways served");
             Set<String> missing = new HashSet<>(sent);
             missing.removeAll(received.keySet());
@@ -238,6 +262,7 @@ class VirtualQueuesIT {
         DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
         c.setNamesrvAddr(namesrv);
         c.setInstanceName(instance);
+        c.setPollNameServerInterval(2_000); // sees the virtual queue count change within seconds, not 30 s
         c.setConsumeThreadMin(1);
         c.setConsumeThreadMax(1);
         c.subscribe(topic, "*");
