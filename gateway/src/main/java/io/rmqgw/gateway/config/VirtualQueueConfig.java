@@ -6,9 +6,8 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * One consumer group opted into virtual queues for one topic ({@code virtual-queues:} entries). Not
- * active yet: read and validated, but nothing serves virtual queues so far (see
- * {@code io.rmqgw.gateway.vq}).
+ * One consumer group opted into virtual queues for one topic ({@code virtual-queues:} entries), served by
+ * {@code io.rmqgw.gateway.vq}.
  *
  * <p>The gateway consumes the real queues it owns itself and offers {@code perRealQueue} virtual
  * queues per owned real queue, so up to that many times more consumers get work.

@@ -50,27 +50,7 @@ public final class Fanout {
         this.routes = routes;
         this.storeHosts = storeHosts;
         HandlerTable handlers = HandlerTables.fanout(new FanoutSendHandler(this));
-        this.role = new UpstreamRole() {
-            @Override
-            public HandlerTable handlers() {
-                return handlers;
-            }
-
-            @Override
-            public boolean local() {
-                return true;
-            }
-
-            @Override
-            public List<String> upstreamTargets() {
-                return List.of();
-            }
-
-            @Override
-            public String describe(String target) {
-                return "fan-out broker " + BROKER_NAME;
-            }
-        };
+        this.role = UpstreamRole.served(handlers, "fan-out broker " + BROKER_NAME);
     }
 
     /** The settings in force. */

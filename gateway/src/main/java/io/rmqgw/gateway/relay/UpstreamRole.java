@@ -34,4 +34,29 @@ public interface UpstreamRole {
 
     /** How remarks name an upstream, e.g. {@code broker 127.0.0.1:10911}. */
     String describe(String target);
+
+    /** A role the gateway serves itself ({@link #local}): every request goes to {@code handlers}. */
+    static UpstreamRole served(HandlerTable handlers, String description) {
+        return new UpstreamRole() {
+            @Override
+            public HandlerTable handlers() {
+                return handlers;
+            }
+
+            @Override
+            public boolean local() {
+                return true;
+            }
+
+            @Override
+            public List<String> upstreamTargets() {
+                return List.of();
+            }
+
+            @Override
+            public String describe(String target) {
+                return description;
+            }
+        };
+    }
 }

@@ -73,6 +73,7 @@ public final class VirtualConsumer {
     private final VirtualQueueConfig config;
     private final VirtualQueues owner;
     private final VirtualQueueGroup group;
+    private final VirtualQueueMeters meters;
     private final ArrayDeque<HeldPull> held = new ArrayDeque<>();
     private final Set<RealQueue> fetching = new HashSet<>();
     private final Set<RealQueue> adding = new HashSet<>();
@@ -91,6 +92,8 @@ public final class VirtualConsumer {
         this.config = config;
         this.owner = owner;
         this.group = new VirtualQueueGroup(config, System::nanoTime, PooledByteBufAllocator.DEFAULT);
+        this.meters = new VirtualQueueMeters(owner.context().metrics().registry(), config.group(), config.topic(),
+            group.stats());
     }
 
     public VirtualQueueConfig config() {
@@ -317,6 +320,7 @@ public final class VirtualConsumer {
             sendDeadLetters();
             pushCommits();
             fetchAll();
+            meters.update(group.stats());
         }
     }
 
@@ -438,51 +442,53 @@ public final class VirtualConsumer {
         }
         Map<String, String> ext = Map.of("consumerGroup", config.group(), "topic", config.topic(),
             "queueId", Integer.toString(q.queueId()));
-        owner.pool().broker(master.get()).request(RequestCode.QUERY_CONSUMER_OFFSET, ext, null,
-            owner.context().upstream().requestTimeoutNanos(), owner.loop()).addListener(f -> {
-                if (!f.isSuccess()) {
-                    adding.remove(q);
-                    return;
-                }
-                RemotingFrame answer = (RemotingFrame) f.getNow();
-                long offset;
-                int code;
-                try {
-                    code = answer.code();
-                    offset = code == ResponseCode.SUCCESS ? longField(answer, "offset", -1) : -1;
-                } finally {
-                    answer.release();
-                }
-                if (offset >= 0) {
-                    own(q, offset);
-                } else if (code == ResponseCode.QUERY_NOT_FOUND) {
-                    startAtEnd(q, master.get());
-                } else {
-                    adding.remove(q);
-                }
-            });
+        askOffset(master.get(), RequestCode.QUERY_CONSUMER_OFFSET, ext, (code, offset) -> {
+            if (offset >= 0) {
+                own(q, offset);
+            } else if (code == ResponseCode.QUERY_NOT_FOUND) {
+                // the group never committed: start at the queue's end, as CONSUME_FROM_LAST_OFFSET does
+                askOffset(master.get(), RequestCode.GET_MAX_OFFSET,
+                    Map.of("topic", config.topic(), "queueId", Integer.toString(q.queueId())),
+                    (maxCode, max) -> {
+                        if (max >= 0) {
+                            own(q, max);
+                        } else {
+                            adding.remove(q);
+                        }
+                    });
+            } else {
+                adding.remove(q);
+            }
+        }, () -> adding.remove(q));
     }
 
-    private void startAtEnd(RealQueue q, String master) {
-        owner.pool().broker(master).request(RequestCode.GET_MAX_OFFSET,
-            Map.of("topic", config.topic(), "queueId", Integer.toString(q.queueId())), null,
-            owner.context().upstream().requestTimeoutNanos(), owner.loop()).addListener(f -> {
+    /** What an offset request answered: its code and its {@code offset} field (-1 unless SUCCESS). */
+    @FunctionalInterface
+    private interface OffsetAnswer {
+        void accept(int code, long offset);
+    }
+
+    private void askOffset(String master, int code, Map<String, String> ext, OffsetAnswer then) {
+        askOffset(master, code, ext, then, () -> then.accept(-1, -1));
+    }
+
+    private void askOffset(String master, int code, Map<String, String> ext, OffsetAnswer then, Runnable failed) {
+        owner.pool().broker(master).request(code, ext, null, owner.context().upstream().requestTimeoutNanos(),
+            owner.loop()).addListener(f -> {
                 if (!f.isSuccess()) {
-                    adding.remove(q);
+                    failed.run();
                     return;
                 }
                 RemotingFrame answer = (RemotingFrame) f.getNow();
+                int answered;
                 long offset;
                 try {
-                    offset = answer.code() == ResponseCode.SUCCESS ? longField(answer, "offset", -1) : -1;
+                    answered = answer.code();
+                    offset = answered == ResponseCode.SUCCESS ? longField(answer, "offset", -1) : -1;
                 } finally {
                     answer.release();
                 }
-                if (offset >= 0) {
-                    own(q, offset);
-                } else {
-                    adding.remove(q);
-                }
+                then.accept(answered, offset);
             });
     }
 
@@ -678,7 +684,9 @@ public final class VirtualConsumer {
             HeldPull h = held.pollFirst();
             answerNotFound(h.session(), h.opaque(), h.encoding(), h.offset());
         }
+        meters.update(group.stats());
         group.close();
+        meters.close();
         virtualQueueCount = 0;
     }
 }

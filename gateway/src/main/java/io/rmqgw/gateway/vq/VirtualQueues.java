@@ -97,27 +97,7 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
         this.loop = context.transport().workers().next();
         this.clientId = advertised + "@rmqgw-" + ProcessHandle.current().pid();
         HandlerTable handlers = HandlerTables.virtualBroker(new VirtualBrokerHandler(this));
-        this.role = new UpstreamRole() {
-            @Override
-            public HandlerTable handlers() {
-                return handlers;
-            }
-
-            @Override
-            public boolean local() {
-                return true;
-            }
-
-            @Override
-            public List<String> upstreamTargets() {
-                return List.of();
-            }
-
-            @Override
-            public String describe(String target) {
-                return "virtual-queue broker " + BROKER_NAME;
-            }
-        };
+        this.role = UpstreamRole.served(handlers, "virtual-queue broker " + BROKER_NAME);
         apply(Objects.requireNonNull(settings, "settings"));
     }
 
@@ -355,6 +335,9 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
             for (VirtualConsumer c : e.getValue()) {
                 c.subscription().writeTo(subs.addObject(), c.config().topic());
             }
+            // the group's retry topic, as every clustering consumer subscribes it: its clients pull it from the
+            // real brokers themselves (send-backs through the gateway never write to it)
+            Subscription.ALL.writeTo(subs.addObject(), "%RETRY%" + e.getKey());
         }
         return root.toString().getBytes(StandardCharsets.UTF_8);
     }

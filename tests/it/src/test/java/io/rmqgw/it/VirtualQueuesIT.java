@@ -50,7 +50,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Virtual queues against the real 5.4.0 broker: a topic with 4 queues, 16 push consumers of one group
  * through the gateway (12 rocketmq-client 5.4.0 consumers in this JVM, 4 forked 4.9.7 ones). All 16 get
  * work, each near its fair share; every message sent is consumed, none twice; the broker sees the gateway
- * as the group's only member; the gateway's own invariants hold.
+ * as the group's only member; the gateway's own invariants hold. Two gateways in front of the cluster split
+ * the real queues between them through the broker's own rebalance.
  */
 @ExtendWith(SharedClusterExtension.class)
 class VirtualQueuesIT {
@@ -97,34 +98,24 @@ class VirtualQueuesIT {
             for (int i = 0; i < FORKED; i++) {
                 forked.add(ScenarioRunner.scenario(ClientVersion.V4_9_7, "push-consume")
                     .namesrv(gateway.namesrvAddress()).topic(topic).group(group).count(0)
-                    .arg("linger-ms", 45_000).timeout(Duration.ofSeconds(90)).start());
+                    .arg("linger-ms", 45_000).timeout(Duration.ofSeconds(90))
+                    .rebalanceInterval(Duration.ofSeconds(2)).start());
             }
             for (int i = 0; i < IN_JVM; i++) {
                 Map<String, AtomicInteger> received = new ConcurrentHashMap<>();
                 inJvmReceived.add(received);
-                DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
-                c.setNamesrvAddr(gateway.namesrvAddress());
-                c.setInstanceName("vq-" + i);
-                c.setConsumeThreadMin(1);
-                c.setConsumeThreadMax(1);
-                c.subscribe(topic, "*");
-                c.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
-                    for (MessageExt m : msgs) {
-                        received.computeIfAbsent(m.getKeys(), k -> new AtomicInteger()).incrementAndGet();
-                    }
-                    return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-                });
-                c.start();
-                inJvm.add(c);
+                inJvm.add(pushConsumer(group, topic, gateway.namesrvAddress(), "vq-" + i, received));
             }
             await("all 16 consumers registered on the virtual broker", Duration.ofSeconds(60),
                 () -> queues.memberIds(group).size() == CONSUMERS);
-            await("every in-JVM consumer holds a virtual queue", Duration.ofSeconds(30), () -> inJvm.stream()
-                .allMatch(c -> !c.getDefaultMQPushConsumerImpl().getRebalanceImpl().getProcessQueueTable().isEmpty()));
+            // 16 members, 16 virtual queues: one each once every client has seen them all
+            await("every in-JVM consumer holds exactly one virtual queue", Duration.ofSeconds(30), () -> inJvm.stream()
+                .allMatch(c -> c.getDefaultMQPushConsumerImpl().getRebalanceImpl().getProcessQueueTable().keySet().stream()
+                    .filter(mq -> mq.getTopic().equals(topic)).count() == 1));
             VirtualConsumer consumer = queues.consumer(group, topic);
             await("the gateway owns the 4 real queues", Duration.ofSeconds(30),
                 () -> consumer.virtualQueueCount() == REAL_QUEUES * PER_REAL_QUEUE);
-            TimeUnit.SECONDS.sleep(3); // the forked consumers' rebalance, woken by the gateway's notification
+            TimeUnit.SECONDS.sleep(5); // the forked consumers' rebalance (notified, and every 2 s)
 
             Set<String> sent = produce();
 
@@ -179,6 +170,12 @@ class VirtualQueuesIT {
             assertEquals(1, ids.size(), ids::toString);
             assertTrue(ids.get(0).asText().contains("@rmqgw-"), ids::toString);
             assertEquals(List.of(), queues.loop().submit(consumer::checkInvariants).get(5, TimeUnit.SECONDS));
+            // the meters say the same (refreshed every second)
+            await("the meters caught up", Duration.ofSeconds(5), () -> gateway.metrics().registry()
+                .get("rmqgw.vq.acknowledged").tag("group", group).functionCounter().count() >= MESSAGES);
+            assertEquals(0.0, gateway.metrics().registry().get("rmqgw.vq.invariant.violations").tag("group", group)
+                .functionCounter().count());
+            assertEquals(0.0, gateway.metrics().registry().get("rmqgw.vq.leases").tag("group", group).gauge().value());
         } finally {
             inJvm.forEach(DefaultMQPushConsumer::shutdown);
             for (ScenarioProcess p : forked) {
@@ -187,15 +184,111 @@ class VirtualQueuesIT {
         }
     }
 
+    @Test
+    void twoGatewaysSplitTheRealQueuesThroughTheBrokersRebalance() throws Exception {
+        String topic2 = cluster.topic("vq2");
+        String group2 = cluster.group("vq2");
+        Admin.createTopic(cluster.brokerAddress(), topic2, REAL_QUEUES);
+        Admin.awaitRoute(cluster.namesrvAddress(), topic2, cluster.brokerName(), Duration.ofSeconds(15));
+        VirtualQueueConfig vq = new VirtualQueueConfig(group2, topic2, PER_REAL_QUEUE, null, null, 8, null, null, null);
+        GatewayFixture second = GatewayFixture.start(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(vq));
+        GatewayFixture first = GatewayFixture.start(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(vq));
+        List<DefaultMQPushConsumer> consumers = new ArrayList<>();
+        Map<String, AtomicInteger> received = new ConcurrentHashMap<>();
+        try {
+            for (int i = 0; i < 8; i++) {
+                consumers.add(pushConsumer(group2, topic2, (i % 2 == 0 ? first : second).namesrvAddress(), "vq2-" + i,
+                    received));
+            }
+            VirtualConsumer a = first.gateway().virtualQueues().consumer(group2, topic2);
+            VirtualConsumer b = second.gateway().virtualQueues().consumer(group2, topic2);
+            await("each gateway owns half the real queues", Duration.ofSeconds(60),
+                () -> a.virtualQueueCount() == REAL_QUEUES / 2 * PER_REAL_QUEUE
+                    && b.virtualQueueCount() == REAL_QUEUES / 2 * PER_REAL_QUEUE);
+            // the route first offered all 16 (before the second gateway took its half): every client sees 8, then
+            // holds 2 of them (8 virtual queues over its gateway's 4 consumers)
+            java.util.function.Supplier<String> views = () -> consumers.stream().map(c -> {
+                var rebalance = c.getDefaultMQPushConsumerImpl().getRebalanceImpl();
+                var subscribed = rebalance.getTopicSubscribeInfoTable().get(topic2);
+                // the group's retry topic (real queues, the gateway's member list) may add one queue to one consumer
+                long held = rebalance.getProcessQueueTable().keySet().stream().filter(mq -> mq.getTopic().equals(topic2))
+                    .count();
+                return (subscribed == null ? -1 : subscribed.size()) + "/" + held;
+            }).toList().toString();
+            try {
+                await("every consumer sees its gateway's 8 virtual queues and holds 2", Duration.ofSeconds(60),
+                    () -> views.get().equals(java.util.Collections.nCopies(8, "8/2").toString()));
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + ": subscribed/held per consumer " + views.get()
+                    + ", members " + first.gateway().virtualQueues().memberIds(group2) + " / "
+                    + second.gateway().virtualQueues().memberIds(group2), e);
+            }
+            TimeUnit.SECONDS.sleep(2);
+
+            int messages = 800;
+            Set<String> sent = produce(topic2, first.namesrvAddress(), messages, "vq2-");
+            try {
+                await("every message acknowledged by one gateway or the other", Duration.ofSeconds(90), () -> {
+                    VirtualQueueStats sa = stats(first, a);
+                    VirtualQueueStats sb = stats(second, b);
+                    return sa.acknowledged() + sb.acknowledged() >= messages && sa.leased() + sb.leased() == 0
+                        && sa.available() + sb.available() == 0;
+                });
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + ": " + stats(first, a) + " / " + stats(second, b), e);
+            }
+            assertTrue(stats(first, a).acknowledged() > 0 && stats(second, b).acknowledged() > 0, "both gateways served");
+            Set<String> missing = new HashSet<>(sent);
+            missing.removeAll(received.keySet());
+            assertTrue(missing.isEmpty(), missing.size() + " messages never consumed");
+            assertEquals(0, received.values().stream().filter(n -> n.get() > 1).count(), "duplicates without a fault");
+
+            GetConsumerListByGroupRequestHeader h = new GetConsumerListByGroupRequestHeader();
+            h.setConsumerGroup(group2);
+            RemotingCommand answer = Admin.invoke(cluster.brokerAddress(),
+                RemotingCommand.createRequestCommand(RequestCode.GET_CONSUMER_LIST_BY_GROUP, h), Duration.ofSeconds(5));
+            assertEquals(2, JSON.readTree(new String(answer.getBody(), StandardCharsets.UTF_8)).path("consumerIdList").size(),
+                "the broker's members of the group are the two gateways");
+        } finally {
+            consumers.forEach(DefaultMQPushConsumer::shutdown);
+            first.close();
+            second.close();
+        }
+    }
+
+    /** A 5.4.0 push consumer (one consume thread) counting each key it receives. */
+    private static DefaultMQPushConsumer pushConsumer(String group, String topic, String namesrv, String instance,
+                                                      Map<String, AtomicInteger> received) throws Exception {
+        DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
+        c.setNamesrvAddr(namesrv);
+        c.setInstanceName(instance);
+        c.setPollNameServerInterval(2_000); // sees the virtual queue count change within seconds, not 30 s
+        c.setConsumeThreadMin(1);
+        c.setConsumeThreadMax(1);
+        c.subscribe(topic, "*");
+        c.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
+            for (MessageExt m : msgs) {
+                received.computeIfAbsent(m.getKeys(), k -> new AtomicInteger()).incrementAndGet();
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        c.start();
+        return c;
+    }
+
     private static Set<String> produce() throws Exception {
+        return produce(topic, gateway.namesrvAddress(), MESSAGES, "vq-");
+    }
+
+    private static Set<String> produce(String topic, String namesrv, int messages, String keyPrefix) throws Exception {
         DefaultMQProducer producer = new DefaultMQProducer(cluster.group("vqp"));
-        producer.setNamesrvAddr(gateway.namesrvAddress());
-        producer.setInstanceName("vq-producer");
+        producer.setNamesrvAddr(namesrv);
+        producer.setInstanceName(keyPrefix + "producer");
         producer.start();
         Set<String> keys = new HashSet<>();
         try {
-            for (int i = 0; i < MESSAGES; i++) {
-                String key = "vq-" + i;
+            for (int i = 0; i < messages; i++) {
+                String key = keyPrefix + i;
                 Message m = new Message(topic, "t", key, ("m" + i).getBytes(StandardCharsets.UTF_8));
                 assertEquals(SendStatus.SEND_OK, producer.send(m).getSendStatus());
                 keys.add(key);
@@ -210,8 +303,12 @@ class VirtualQueuesIT {
     }
 
     private static VirtualQueueStats stats(VirtualConsumer consumer) {
+        return stats(gateway, consumer);
+    }
+
+    private static VirtualQueueStats stats(GatewayFixture on, VirtualConsumer consumer) {
         try {
-            return gateway.gateway().virtualQueues().loop().submit(consumer::stats).get(5, TimeUnit.SECONDS);
+            return on.gateway().virtualQueues().loop().submit(consumer::stats).get(5, TimeUnit.SECONDS);
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }

@@ -1,0 +1,76 @@
+package io.rmqgw.gateway.vq;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * One virtual-queue group's meters ({@code rmqgw_vq_*}, tagged group and topic), read from a snapshot the
+ * group's event loop refreshes every second: a scrape never touches the group's state from another thread.
+ */
+final class VirtualQueueMeters implements AutoCloseable {
+
+    private final MeterRegistry registry;
+    private final List<Meter> meters = new ArrayList<>();
+    private volatile VirtualQueueStats snapshot;
+
+    VirtualQueueMeters(MeterRegistry registry, String group, String topic, VirtualQueueStats initial) {
+        this.registry = registry;
+        this.snapshot = initial;
+        Tags tags = Tags.of("group", group, "topic", topic);
+        gauge("rmqgw.vq.real.queues", "Real queues this gateway owns and consumes for the group", tags,
+            VirtualQueueStats::realQueues);
+        gauge("rmqgw.vq.virtual.queues", "Virtual queues offered to the group's clients", tags,
+            VirtualQueueStats::virtualQueues);
+        gauge("rmqgw.vq.window.messages", "Messages held in the windows (at most window-size per real queue: the "
+            + "redelivery bound after a crash)", tags, VirtualQueueStats::windowMessages);
+        gauge("rmqgw.vq.window.bytes", "Record bytes held for unacknowledged messages", tags,
+            VirtualQueueStats::windowBytes);
+        gauge("rmqgw.vq.available.messages", "Messages waiting for a client's pull (the backlog in the gateway)", tags,
+            VirtualQueueStats::available);
+        gauge("rmqgw.vq.leases", "Messages leased to clients and not acknowledged yet", tags, VirtualQueueStats::leased);
+        gauge("rmqgw.vq.dead.letter.pending", "Messages waiting for their send to the group's DLQ", tags,
+            VirtualQueueStats::deadLetterPending);
+        gauge("rmqgw.vq.oldest.unacknowledged.seconds", "Age of the oldest unacknowledged message in the windows",
+            tags, s -> s.oldestUnacknowledgedAgeNanos() / 1e9);
+        counter("rmqgw.vq.deliveries", "Messages delivered on virtual queues, once per delivery", tags,
+            VirtualQueueStats::deliveries);
+        counter("rmqgw.vq.acknowledged", "Messages acknowledged by a client's commit", tags,
+            VirtualQueueStats::acknowledged);
+        counter("rmqgw.vq.dead.lettered", "Messages sent to the group's DLQ after max-deliveries", tags,
+            VirtualQueueStats::deadLettered);
+        for (RedeliveryReason reason : RedeliveryReason.values()) {
+            counter("rmqgw.vq.redeliveries", "Leases ended without an acknowledgement, by reason",
+                tags.and("reason", reason.label()), s -> s.redeliveries().getOrDefault(reason, 0L));
+        }
+        counter("rmqgw.vq.invariant.violations", "Breaks of the virtual queues' own rules: must stay 0", tags,
+            VirtualQueueStats::invariantViolationCount);
+    }
+
+    /** A new snapshot (on the group's event loop). */
+    void update(VirtualQueueStats stats) {
+        snapshot = stats;
+    }
+
+    private void gauge(String name, String help, Tags tags, ToDoubleFunction<VirtualQueueStats> read) {
+        meters.add(Gauge.builder(name, this, m -> read.applyAsDouble(m.snapshot)).description(help).tags(tags)
+            .register(registry));
+    }
+
+    private void counter(String name, String help, Tags tags, ToDoubleFunction<VirtualQueueStats> read) {
+        meters.add(FunctionCounter.builder(name, this, m -> read.applyAsDouble(m.snapshot)).description(help)
+            .tags(tags).register(registry));
+    }
+
+    /** Removes the meters (the group stopped or was taken out by a reload). */
+    @Override
+    public void close() {
+        meters.forEach(registry::remove);
+        meters.clear();
+    }
+}
