@@ -398,6 +398,7 @@ public final class Gateway implements AutoCloseable {
         listener.close().syncUninterruptibly();
         brokers.close();
         context.startDraining();
+        virtualQueues.drain(); // held virtual-queue pulls answered, no more fetching: nothing of theirs to wait for
         long deadline = start + drain.toNanos();
         // every loop has run its sessions' drain tasks: nothing is forwarded from here on
         passEveryLoop(deadline);
@@ -430,7 +431,8 @@ public final class Gateway implements AutoCloseable {
 
     /** Client requests and the gateway's own requests in flight. */
     private int inFlight() {
-        return context.inFlight() + upstreamPool.inFlight();
+        // the virtual queues' own fetches are long polls that deliver nothing once draining
+        return context.inFlight() + Math.max(0, upstreamPool.inFlight() - virtualQueues.fetchesInFlight());
     }
 
     /** Waits (until {@code deadline} at most) for a task on every worker loop to run. */

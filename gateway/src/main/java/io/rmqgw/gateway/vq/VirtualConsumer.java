@@ -81,6 +81,9 @@ public final class VirtualConsumer {
     private Subscription subscription = Subscription.ALL;
     private volatile int virtualQueueCount;
     private boolean started;
+    private boolean draining;
+    /** {@link #fetching}'s size, readable from the stopping thread. */
+    private volatile int fetchesInFlight;
     private boolean rebalancing;
     private boolean closed;
     private long routeRefreshedNanos;
@@ -173,6 +176,10 @@ public final class VirtualConsumer {
         }
         if ((sysFlag & FLAG_COMMIT_OFFSET) != 0 && commitOffset >= 0) {
             acknowledged(group.commit(virtualQueue, holder, commitOffset));
+        }
+        if (draining) {
+            answerNotFound(session, opaque, encoding, Math.max(offset, group.headOffset(virtualQueue)));
+            return;
         }
         Pull p = group.pull(virtualQueue, holder, offset, share(maxMessages, 0));
         if (p.status() == Pull.Status.FOUND) {
@@ -512,7 +519,7 @@ public final class VirtualConsumer {
     }
 
     private void fetch(RealQueue q) {
-        if (closed || fetching.contains(q) || group.fetchOffset(q) < 0) {
+        if (closed || draining || fetching.contains(q) || group.fetchOffset(q) < 0) {
             return;
         }
         int room = group.fetchRoom(q);
@@ -536,10 +543,12 @@ public final class VirtualConsumer {
         ext.put("subVersion", Long.toString(subscription.version()));
         ext.put("expressionType", subscription.type());
         fetching.add(q);
+        fetchesInFlight = fetching.size();
         long timeout = TimeUnit.MILLISECONDS.toNanos(BROKER_SUSPEND_MILLIS) + owner.context().upstream().requestTimeoutNanos();
         owner.pool().broker(master.get()).request(RequestCode.PULL_MESSAGE, ext, null, timeout, owner.loop())
             .addListener(f -> {
                 fetching.remove(q);
+                fetchesInFlight = fetching.size();
                 if (!f.isSuccess()) {
                     log.debug("virtual queues: fetch of {} failed: {}", q, f.cause().getMessage());
                     retryFetch(q);
@@ -659,6 +668,23 @@ public final class VirtualConsumer {
         } catch (NumberFormatException e) {
             return fallback;
         }
+    }
+
+    /** The gateway stops: held pulls answered now, no more leases or fetches, acknowledged commits pushed. */
+    void drain() {
+        if (closed || draining) {
+            return;
+        }
+        draining = true;
+        while (!held.isEmpty()) {
+            HeldPull h = held.pollFirst();
+            answerNotFound(h.session(), h.opaque(), h.encoding(), Math.max(h.offset(), group.headOffset(h.virtualQueue())));
+        }
+        pushCommits();
+    }
+
+    int fetchesInFlight() {
+        return fetchesInFlight;
     }
 
     /** Stops: held pulls answered, real commits pushed, every buffer released. */

@@ -377,6 +377,35 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
         return closed;
     }
 
+    /**
+     * The gateway stops: every consumer answers its held pulls (PULL_NOT_FOUND; clients pull again elsewhere)
+     * and fetches nothing more; what was acknowledged is pushed. Waits at most 5 s for the loop.
+     */
+    public void drain() {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        loop.execute(() -> {
+            try {
+                consumers.values().forEach(VirtualConsumer::drain);
+            } finally {
+                done.complete(null);
+            }
+        });
+        try {
+            done.get(5, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            log.warn("virtual-queue consumers did not drain within 5 s: {}", e.toString());
+        }
+    }
+
+    /** The consumers' fetches waiting at brokers (long polls, in the pool's in-flight count). */
+    public int fetchesInFlight() {
+        int n = 0;
+        for (VirtualConsumer c : consumers.values()) {
+            n += c.fetchesInFlight();
+        }
+        return n;
+    }
+
     /** Stops every consumer, pushing their real commits; call before the pool closes. */
     @Override
     public void close() {
