@@ -561,6 +561,7 @@ public final class VirtualConsumer {
     private void fetched(RealQueue q, RemotingFrame answer) {
         int code = answer.code();
         long next;
+        boolean progressed = false;
         try {
             next = longField(answer, "nextBeginOffset", -1);
             if (code == ResponseCode.SUCCESS && !closed) {
@@ -571,6 +572,7 @@ public final class VirtualConsumer {
                 if (appended.accepted() > 0) {
                     wakeHeld();
                 }
+                progressed = appended.accepted() > 0 || appended.duplicates() > 0 || appended.overflow() > 0;
             }
         } finally {
             answer.release();
@@ -579,7 +581,15 @@ public final class VirtualConsumer {
             return;
         }
         switch (code) {
-            case ResponseCode.SUCCESS, ResponseCode.PULL_RETRY_IMMEDIATELY -> fetch(q);
+            // a FOUND that brought nothing (an upstream that is not a broker) must not become a busy loop
+            case ResponseCode.SUCCESS -> {
+                if (progressed) {
+                    fetch(q);
+                } else {
+                    retryFetch(q);
+                }
+            }
+            case ResponseCode.PULL_RETRY_IMMEDIATELY -> fetch(q);
             case ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_OFFSET_MOVED -> {
                 if (next >= 0 && group.fetchOffset(q) >= 0) {
                     group.skipFetchTo(q, next);

@@ -140,6 +140,29 @@ class VirtualBrokerTest {
     }
 
     @Test
+    @CoversCodes(RequestCode.PULL_MESSAGE)
+    void aStoppingGatewayAnswersHeldPullsAtOnce() throws Exception {
+        try (RawClient client = RawClient.connect(virtualPort())) {
+            client.send(Wire.request(RequestCode.HEART_BEAT).opaque(1).body(heartbeat("10.0.0.9@c1", GROUP)).bytes());
+            client.readUntil(Wire.Frame::isResponse, RawClient.WAIT);
+            client.send(Wire.request(RequestCode.PULL_MESSAGE).opaque(2).ext("consumerGroup", GROUP)
+                .ext("topic", TOPIC).ext("queueId", "0").ext("queueOffset", "0").ext("maxMsgNums", "32")
+                .ext("sysFlag", "2").ext("commitOffset", "0").ext("suspendTimeoutMillis", "15000").bytes());
+            // nothing to lease: the pull is held (up to 15 s) ...
+            long start = System.nanoTime();
+            Thread stopper = new Thread(() -> gateway.gateway().close(Duration.ofSeconds(10)));
+            stopper.start();
+            // ... until the stop answers it, with no message lost: the client pulls again elsewhere
+            List<Wire.Frame> frames = client.readUntil(f -> f.isResponse() && f.opaque() == 2, RawClient.WAIT);
+            Wire.Frame answer = frames.get(frames.size() - 1);
+            assertEquals(ResponseCode.PULL_NOT_FOUND, answer.code(), answer.remark());
+            stopper.join(10_000);
+            assertTrue(System.nanoTime() - start < Duration.ofSeconds(8).toNanos(),
+                "the stop did not wait for the held pull nor for the gateway's own long polls");
+        }
+    }
+
+    @Test
     @CoversCodes({RequestCode.HEART_BEAT, RequestCode.GET_CONSUMER_LIST_BY_GROUP})
     void theRealBrokerNeverSeesTheOptedInGroupsClients() throws Exception {
         try (RawClient client = RawClient.connect(gateway.brokerPort(broker.address()))) {
