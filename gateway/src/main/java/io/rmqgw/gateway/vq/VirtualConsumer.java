@@ -78,6 +78,12 @@ public final class VirtualConsumer {
     private final Set<RealQueue> fetching = new HashSet<>();
     private final Set<RealQueue> adding = new HashSet<>();
     private final Set<Long> watched = new HashSet<>();
+    /**
+     * Virtual queue to the holder that last started on it (QUERY_CONSUMER_OFFSET, which a client sends when a
+     * rebalance makes the queue its own): only its pulls lease there. None before any start (a client that kept
+     * its queues across a gateway restart pulls without asking again).
+     */
+    private final Map<Integer, Long> owners = new HashMap<>();
     private Subscription subscription = Subscription.ALL;
     private volatile int virtualQueueCount;
     private boolean started;
@@ -177,7 +183,10 @@ public final class VirtualConsumer {
         if ((sysFlag & FLAG_COMMIT_OFFSET) != 0 && commitOffset >= 0) {
             acknowledged(group.commit(virtualQueue, holder, commitOffset));
         }
-        if (draining) {
+        Long owner = owners.get(virtualQueue);
+        if (draining || (owner != null && owner != holder)) {
+            // a pull from a client the queue was taken from (in flight when the rebalance moved it): it has
+            // dropped the queue and would throw the messages away
             answerNotFound(session, opaque, encoding, Math.max(offset, group.headOffset(virtualQueue)));
             return;
         }
@@ -217,6 +226,16 @@ public final class VirtualConsumer {
         }
         long holder = holderOf(channel);
         watch(holder, channel);
+        owners.put(virtualQueue, holder);
+        // pulls waiting on the queue belong to ownerships this rebalance ended: their clients dropped the queue
+        // and throw answers away, so they must not lease anything
+        for (Iterator<HeldPull> it = held.iterator(); it.hasNext(); ) {
+            HeldPull h = it.next();
+            if (h.virtualQueue() == virtualQueue) {
+                it.remove();
+                answerNotFound(h.session(), h.opaque(), h.encoding(), Math.max(h.offset(), group.headOffset(virtualQueue)));
+            }
+        }
         if (group.restart(virtualQueue, holder) > 0) {
             wakeHeld();
         }
@@ -239,6 +258,7 @@ public final class VirtualConsumer {
     /** The connection closed (or unregistered the group): its leases end, its held pulls go. */
     void holderGone(long holder) {
         watched.remove(holder);
+        owners.values().removeIf(h -> h == holder);
         held.removeIf(h -> h.holder() == holder);
         if (!closed && group.holderGone(holder) > 0) {
             sendDeadLetters();

@@ -139,6 +139,41 @@ class VirtualBrokerTest {
             "a closed connection leaves the group");
     }
 
+    private static byte[] pull(int opaque, int queue) {
+        return Wire.request(RequestCode.PULL_MESSAGE).opaque(opaque).ext("consumerGroup", GROUP).ext("topic", TOPIC)
+            .ext("queueId", Integer.toString(queue)).ext("queueOffset", "0").ext("maxMsgNums", "32").ext("sysFlag", "2")
+            .ext("commitOffset", "0").ext("suspendTimeoutMillis", "15000").bytes();
+    }
+
+    private static byte[] queryOffset(int opaque, int queue) {
+        return Wire.request(RequestCode.QUERY_CONSUMER_OFFSET).opaque(opaque).ext("consumerGroup", GROUP)
+            .ext("topic", TOPIC).ext("queueId", Integer.toString(queue)).bytes();
+    }
+
+    private static Wire.Frame answerTo(RawClient client, int opaque) throws Exception {
+        List<Wire.Frame> frames = client.readUntil(f -> f.isResponse() && f.opaque() == opaque, RawClient.WAIT);
+        return frames.get(frames.size() - 1);
+    }
+
+    @Test
+    @CoversCodes({RequestCode.QUERY_CONSUMER_OFFSET, RequestCode.PULL_MESSAGE})
+    void aQueueTakenByAnotherClientLeasesNothingToTheOneThatHadIt() throws Exception {
+        try (RawClient a = RawClient.connect(virtualPort()); RawClient b = RawClient.connect(virtualPort())) {
+            a.send(queryOffset(1, 0));
+            assertEquals(Wire.SUCCESS, answerTo(a, 1).code());
+            a.send(pull(2, 0)); // held: nothing to lease yet
+            b.send(queryOffset(3, 0)); // a rebalance gave queue 0 to b
+            assertEquals(Wire.SUCCESS, answerTo(b, 3).code());
+            // a's held pull is answered at once: a dropped the queue and would throw messages away
+            assertEquals(ResponseCode.PULL_NOT_FOUND, answerTo(a, 2).code());
+            // and a pull from a that was in flight when the queue moved leases nothing either
+            long start = System.nanoTime();
+            a.send(pull(4, 0));
+            assertEquals(ResponseCode.PULL_NOT_FOUND, answerTo(a, 4).code());
+            assertTrue(System.nanoTime() - start < Duration.ofSeconds(4).toNanos(), "answered, not held");
+        }
+    }
+
     @Test
     @CoversCodes(RequestCode.PULL_MESSAGE)
     void aStoppingGatewayAnswersHeldPullsAtOnce() throws Exception {
