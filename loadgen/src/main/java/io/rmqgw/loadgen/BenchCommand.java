@@ -393,7 +393,7 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
     static final class Consume extends Mode {
 
         @Option(names = "--threads", paramLabel = "N", defaultValue = "20",
-            description = "Consume threads. Default: ${DEFAULT-VALUE} (the client's).")
+            description = "Consume threads of each consumer. Default: ${DEFAULT-VALUE} (the client's).")
         int threads;
 
         @Option(names = "--pull-batch", paramLabel = "N", defaultValue = "32",
