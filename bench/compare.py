@@ -22,6 +22,11 @@ produce-128b-64t and a push consumer of the same topic at once for --soak-durati
 every 10 s, its live heap after a forced full GC (jcmd GC.run) at 1 minute and near the end, and the count of
 Netty leak reports ("LEAK:") in its log; a verdict on growth and leaks.
 
+--only virtual-queues (issue 11; not part of the default run): one gateway serving three groups on virtual queues,
+each on its own topic of 4 queues; slow consumers (5 ms of work per message, one thread each): 4 direct vs 16 through
+the gateway; fast consumers (no work): 4 direct vs 4 through the gateway; end-to-end latency through the gateway vs
+direct; the gateway's rmqgw_vq_* counters after every round (vq-metrics.txt).
+
 All output (per-run JSON and logs, server logs, summary.md, summary.json, the gateway profile) goes
 to --out (default: a new directory under /tmp); the broker's store is removed at the end unless --keep.
 """
