@@ -1263,7 +1263,7 @@ def vq_summary(results, vq_metrics, a):
             for i, b in enumerate(by.get((wl, t), []), 1):
                 pc = b.get("receivedPerClient") or []
                 if pc:
-                    lines.append(f"- {wl} {t} r{i}: messages per consumer (warm-up included) {pc}; "
+                    lines.append(f"- {wl} {t} r{i}: messages per consumer (from its start until it shut down) {pc}; "
                                  f"{sum(1 for n in pc if n == 0)} of {len(pc)} got none")
     e2e = {t: by.get(("vq-e2e", t), []) for t in ("direct", "gateway-vq")}
     if e2e["direct"] or e2e["gateway-vq"]:

@@ -24,7 +24,9 @@ import java.util.Map;
  *                      are not recorded, so a stall weighs less than it would in an open-loop load)
  * @param unfinished    asynchronous sends never answered before the end (not in any count)
  * @param expected      consume: messages expected (0: unknown); latency: measured successful sends
- * @param perClient     consume: messages each consumer received, warm-up included, in instance order; else empty
+ * @param perClient     consume: messages each consumer received from its start until it shut down (warm-up, and
+ *                      what arrived after the measurement while the consumers shut down one by one, included), in
+ *                      instance order; else empty
  */
 public record BenchResult(BenchSettings settings, String clientVersion, Instant startedAt, Tally.Summary main,
                           Tally.Summary endToEnd, long late, long unfinished, long expected, List<Long> perClient) {
@@ -133,7 +135,7 @@ public record BenchResult(BenchSettings settings, String clientVersion, Instant 
             long min = perClient.stream().mapToLong(Long::longValue).min().orElse(0);
             long max = perClient.stream().mapToLong(Long::longValue).max().orElse(0);
             long idle = perClient.stream().filter(n -> n == 0).count();
-            out.printf(Locale.ROOT, "  consumers   %d: %,d to %,d messages each (warm-up included), %d got none%n",
+            out.printf(Locale.ROOT, "  consumers   %d: %,d to %,d messages each (from the start until it shut down), %d got none%n",
                 perClient.size(), min, max, idle);
         }
         out.printf(Locale.ROOT, "  errors      %s%n", main.errorsByReason().isEmpty() ? "none" : main.errorsByReason());

@@ -172,7 +172,7 @@ class BenchCommandTest {
         r.printText(new PrintWriter(text));
         assertTrue(text.toString().contains("3 consumers x 1 consume threads, pull batch 32, 5ms of work per message"),
             text.toString());
-        assertTrue(text.toString().contains("consumers   3: 0 to 300 messages each (warm-up included), 1 got none"),
+        assertTrue(text.toString().contains("consumers   3: 0 to 300 messages each (from the start until it shut down), 1 got none"),
             text.toString());
         // produce and latency results carry no per-consumer figures
         BenchResult p = new BenchResult(parse("produce"), "V5_4_0", Instant.EPOCH, t.summary(), null, 0, 0, 0);
