@@ -22,6 +22,11 @@ produce-128b-64t and a push consumer of the same topic at once for --soak-durati
 every 10 s, its live heap after a forced full GC (jcmd GC.run) at 1 minute and near the end, and the count of
 Netty leak reports ("LEAK:") in its log; a verdict on growth and leaks.
 
+--only virtual-queues (issue 11; not part of the default run): one gateway serving three groups on virtual queues,
+each on its own topic of 4 queues; slow consumers (5 ms of work per message, one thread each): 4 direct vs 16 through
+the gateway; fast consumers (no work): 4 direct vs 4 through the gateway; end-to-end latency through the gateway vs
+direct; the gateway's rmqgw_vq_* counters after every round (vq-metrics.txt).
+
 All output (per-run JSON and logs, server logs, summary.md, summary.json, the gateway profile) goes
 to --out (default: a new directory under /tmp); the broker's store is removed at the end unless --keep.
 """
@@ -73,6 +78,15 @@ WORKLOADS = {
     "latency-1k-half": dict(mode="latency", topic=None, size=1024, args=["--threads", "64", "--no-e2e"]),
     "e2e-1k-half": dict(mode="latency", topic=None, size=1024, args=["--threads", "64"]),
 }
+
+# --only virtual-queues (issue 11): groups the gateway serves on virtual queues, each on its own topic of VQ_QUEUES
+# queues; direct runs read the same topics with new groups (a group listed there is refused any other way through
+# the gateway, and direct clients never pass it)
+VQ_QUEUES = 4
+VQ_SLOW = ("bench_vq_slow", "bench_vq_slow")  # (topic, group): consumers that spend --vq-work per message
+VQ_FAST = ("bench_vq_fast", "bench_vq_fast")  # no work: plain throughput
+VQ_E2E = ("bench_vq_e2e", "bench_vq_e2e")  # end-to-end latency at --vq-e2e-rate
+VQ_GROUPS = (VQ_SLOW, VQ_FAST, VQ_E2E)
 
 SOAK_TOPIC = "bench_soak"
 SOAK_SETUP = 100  # messages the soak topic is created with; its consumer (from the first offset) receives them too
@@ -285,6 +299,7 @@ class Bench:
         self.deadline = time.time() + a.max_runtime
         self.restarts = []
         self.soak_record = None
+        self.vq_metrics = {}
 
     # -- servers
 
@@ -350,6 +365,11 @@ class Bench:
                     f"upstream:\n  namesrv: {DIRECT}\n  header-encoding: {header_encoding}\n"
                     f"embedded:\n  enabled: false\n"
                     f"admin:\n  enabled: true\n  listen: {LOOPBACK}:{admin}\n")
+            if self.a.only == "virtual-queues" and encoding == "rocketmq":
+                lease = f", lease-timeout: {self.a.vq_lease_timeout:g}s" if self.a.vq_lease_timeout else ""
+                f.write("virtual-queues:\n" + "".join(
+                    f"  - {{group: {g}, topic: {t}, per-real-queue: {self.a.vq_per_real_queue}{lease}}}\n"
+                    for t, g in VQ_GROUPS))
         env = dict(self.env, JAVA_OPTS=f"-Xms256m -Xmx256m -XX:+UseG1GC {self.a.gateway_java_opts}".strip())
         name = {"rocketmq": "gateway", "baseline": "gateway-base"}.get(encoding, f"gateway-{encoding}")
         gw = Service(name, [os.path.join(home, "bin", "rmqgw"), "start", "-c", conf], env,
@@ -472,12 +492,12 @@ class Bench:
         for name in ("bench_1k", "bench_128b", "bench_100k", "bench_backlog"):
             self.setup_topic(name, 100)
 
-    def setup_topic(self, name, count):
-        """Creates the topic with QUEUES queues by sending it {count} messages directly; retried while the broker's
+    def setup_topic(self, name, count, queues=QUEUES):
+        """Creates the topic with {queues} queues by sending it {count} messages directly; retried while the broker's
         default topic (TBW102) has no route yet, which a broker only just registered can show for a few seconds."""
         for attempt in range(1, 6):
             rec = self.run("setup", name, DIRECT, "produce",
-                           ["--topic", name, "--queues", str(QUEUES), "--count", str(count), "--warmup", "0s",
+                           ["--topic", name, "--queues", str(queues), "--count", str(count), "--warmup", "0s",
                             "--threads", "4", "--size", "128"], 0, record=False)
             if rec["rc"] == 0 and rec["bench"]:
                 return
@@ -574,6 +594,97 @@ class Bench:
         for r in range(1, a.rounds + 1):
             for name, ns in targets:
                 self.run("broker-effect", name, ns, "produce", args, r, client="4.9.7")
+
+    def virtual_queues(self):
+        """--only virtual-queues (issue 11): one gateway serving three groups on virtual queues (--vq-per-real-queue
+        per real queue), each on its own topic of VQ_QUEUES queues, against direct consumers of the same topics, in
+        the same rounds:
+        - slow consumers (--vq-work per message, one consume thread each): --vq-direct-consumers direct (the most that
+          can work: one per queue), the same number plus the rest of --vq-consumers direct (the extra ones idle), and
+          --vq-consumers through the gateway;
+        - fast consumers (no work, 20 threads each): --vq-direct-consumers direct and through the gateway, each round
+          draining a fresh backlog of --vq-fast-backlog messages;
+        - end-to-end latency at --vq-e2e-rate through the gateway (producer and one consumer) and direct.
+        A group served on virtual queues that never committed starts at the end of its queues, so each group is
+        started first (a short consumer through the gateway; the gateway keeps consuming after it leaves) and its
+        backlogs are produced after that."""
+        a = self.a
+        gw = self.services["gateway"]
+        for topic, _ in VQ_GROUPS:
+            self.setup_topic(topic, 100, queues=VQ_QUEUES)
+        for topic, group in VQ_GROUPS:
+            self.start_vq_group(gw, topic, group)
+        slow_topic, slow_group = VQ_SLOW
+        fast_topic, fast_group = VQ_FAST
+        e2e_topic, e2e_group = VQ_E2E
+        work = f"{a.vq_work * 1000:g}ms"
+        per_consumer = 1.0 / a.vq_work if a.vq_work > 0 else 0
+        # enough for every gateway round at its ideal rate (the direct runs read from the first offset with new groups)
+        slow_backlog = a.vq_slow_backlog or int(a.rounds * (a.vq_warmup + a.duration + 15) * a.vq_consumers * per_consumer
+                                                 * 1.2)
+        log(f"virtual queues: backlog of {slow_backlog:,} x 1 KiB on {slow_topic} (direct, asynchronous)")
+        self.produce_backlog(slow_topic, slow_backlog)
+        slow = ["--topic", slow_topic, "--size", "1024", "--threads", "1", "--work", work, "--pull-batch", "32",
+                "--duration", f"{a.duration}s", "--warmup", f"{a.vq_warmup}s", "--idle-timeout", "30s"]
+        extra = max(0, a.vq_consumers - a.vq_direct_consumers)
+        for r in range(1, a.rounds + 1):
+            self.run("vq-slow", "direct", DIRECT, "consume", [*slow, "--clients", str(a.vq_direct_consumers)], r)
+            if extra and not a.vq_skip_direct_all:
+                self.run("vq-slow", "direct-all", DIRECT, "consume", [*slow, "--clients", str(a.vq_consumers)], r)
+            self.run("vq-slow", "gateway-vq", GW, "consume",
+                     [*slow, "--clients", str(a.vq_consumers), "--group", slow_group], r)
+            self.scrape_vq(gw, f"vq-slow.r{r}")
+        fast = ["--topic", fast_topic, "--size", "1024", "--clients", str(a.vq_direct_consumers),
+                "--count", str(a.vq_fast_backlog), "--duration", f"{a.duration}s", "--warmup", f"{a.consume_warmup}s",
+                "--idle-timeout", "30s"]
+        for r in range(1, a.rounds + 1):
+            log(f"virtual queues: fresh backlog of {a.vq_fast_backlog:,} x 1 KiB on {fast_topic}")
+            self.produce_backlog(fast_topic, a.vq_fast_backlog)
+            # the direct groups start at the first offset: the earlier rounds' backlogs are there too, so they
+            # stop at --count like the gateway's
+            self.run("vq-fast", "direct", DIRECT, "consume", fast, r)
+            self.run("vq-fast", "gateway-vq", GW, "consume", [*fast, "--group", fast_group], r)
+            self.scrape_vq(gw, f"vq-fast.r{r}")
+        e2e = ["--size", "1024", "--rate", f"{a.vq_e2e_rate:g}", "--threads", "16", "--duration", f"{a.duration}s",
+               "--warmup", f"{a.warmup}s"]
+        for r in range(1, a.rounds + 1):
+            self.run("vq-e2e", "direct", DIRECT, "latency",
+                     ["--topic", f"bench_vq_e2e_r{r}_direct", "--queues", str(VQ_QUEUES), "--admin-namesrv", DIRECT, *e2e],
+                     r)
+            self.run("vq-e2e", "gateway-vq", GW, "latency", ["--topic", e2e_topic, "--group", e2e_group, *e2e], r)
+        self.scrape_vq(gw, "end")
+
+    def produce_backlog(self, topic, count):
+        self.run("backlog", "direct", DIRECT, "produce",
+                 ["--topic", topic, "--size", "1024", "--count", str(count), "--warmup", "0s", "--async", "--window",
+                  "1024", "--threads", "4", "--retries", "2"], 0, record=False, limit=count / 2000 + 300)
+
+    def start_vq_group(self, gw, topic, group):
+        """Starts the gateway's consumer of {group} on {topic}: a consumer of the group registers through the gateway
+        (a short run that ends by itself; nothing is produced yet) and the gateway then owns the topic's real queues
+        (rmqgw_vq_real_queues), from their end for a new group."""
+        for attempt in range(1, 4):
+            log(f"virtual queues: starting {group} on {topic} through the gateway")
+            self.run("vq-start", f"{group}.{attempt}", GW, "consume",
+                     ["--topic", topic, "--group", group, "--duration", "2s", "--warmup", "0s", "--idle-timeout", "2s",
+                      "--threads", "1"], 0, record=False, limit=60)
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                owned = vq_metric(gw, "rmqgw_vq_real_queues", group)
+                if owned is not None and owned >= VQ_QUEUES:
+                    log(f"virtual queues: the gateway owns {owned:.0f} real queues of {topic} for {group}")
+                    return
+                time.sleep(1)
+        raise SystemExit(f"the gateway did not start consuming {topic} for {group} in 3 attempts; see {gw.logfile}")
+
+    def scrape_vq(self, gw, tag):
+        """The gateway's rmqgw_vq_* series now, into vq-metrics.txt (what the summary's redelivery and invariant
+        figures come from)."""
+        text = metrics_text(gw)
+        self.vq_metrics[tag] = {k: v for k, v in parse_metrics(text).items() if k.startswith("rmqgw_vq_")}
+        with open(os.path.join(self.out, "vq-metrics.txt"), "a") as f:
+            f.write(f"# {tag} {time.strftime('%H:%M:%S')}\n")
+            f.writelines(line + "\n" for line in text.splitlines() if line.startswith("rmqgw_vq_"))
 
     def soak(self):
         """--only soak: produce-128b-64t and a push consumer of the same topic through one gateway at once for
@@ -1085,6 +1196,112 @@ def summarize(results, a):
     return md, {f"{wl}|{t}": v for (wl, t), v in agg.items()}
 
 
+def metrics_text(gw):
+    """The gateway's Prometheus text from its admin port ("" when it does not answer)."""
+    try:
+        with urllib.request.urlopen(gw.admin + "/metrics", timeout=5) as resp:
+            return resp.read().decode()
+    except Exception:
+        return ""
+
+
+def parse_metrics(text):
+    """{'name{labels}': value} of a Prometheus text."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{[^}]*\})?\s+(\S+)", line)
+        if m:
+            try:
+                out[m.group(1) + (m.group(2) or "")] = float(m.group(3))
+            except ValueError:
+                pass
+    return out
+
+
+def vq_metric(gw, name, group, metrics=None):
+    """The sum of the series {name} tagged group="{group}" (None when there is none)."""
+    metrics = parse_metrics(metrics_text(gw)) if metrics is None else metrics
+    vals = [v for k, v in metrics.items() if k.split("{")[0] == name and f'group="{group}"' in k]
+    return sum(vals) if vals else None
+
+
+def vq_summary(results, vq_metrics, a):
+    """The virtual-queue section of summary.md: medians per workload and target, the ratios issue 11 asks for, every
+    run, messages per consumer, and what the gateway counted (redeliveries, invariant violations)."""
+    by = {}
+    for r in results:
+        if r["workload"].startswith("vq-") and r.get("bench"):
+            by.setdefault((r["workload"], r["target"]), []).append(r["bench"])
+    if not by:
+        return ""
+
+    def tps(wl, t):
+        return med([b["tps"] for b in by.get((wl, t), [])])
+
+    def ratio(x, y):
+        return x / y if x is not None and y else None
+
+    lines = [f"Virtual queues (issue 11): topics of {VQ_QUEUES} queues, per-real-queue {a.vq_per_real_queue}, lease-timeout "
+             f"{f'{a.vq_lease_timeout:g}s' if a.vq_lease_timeout else 'default (60s)'}, slow work {a.vq_work * 1000:g} ms, "
+             f"rocketmq-client 5.4.0, medians of {a.rounds} rounds", ""]
+    lines.append("| workload | target | consumers x threads | median msg/s | runs msg/s | ratio to direct (per round) |")
+    lines.append("|---|---|---|---:|---|---|")
+    for wl in ("vq-slow", "vq-fast"):
+        d = by.get((wl, "direct"), [])
+        for t in ("direct", "direct-all", "gateway-vq"):
+            bs = by.get((wl, t))
+            if not bs:
+                continue
+            per_round = [ratio(x["tps"], y["tps"]) for x, y in zip(bs, d)] if t != "direct" else []
+            lines.append(f"| {wl} | {t} | {bs[0]['clients']} x {bs[0]['threads']} | {fmt(tps(wl, t), 'tps')} "
+                         f"| {[round(b['tps']) for b in bs]} | "
+                         + (f"**{fmt(ratio(tps(wl, t), tps(wl, 'direct')), 'ratio')}** "
+                            f"({', '.join(fmt(x, 'ratio') for x in per_round)})" if t != "direct" else "-") + " |")
+    lines.append("")
+    for wl in ("vq-slow", "vq-fast"):
+        for t in ("direct", "direct-all", "gateway-vq"):
+            for i, b in enumerate(by.get((wl, t), []), 1):
+                pc = b.get("receivedPerClient") or []
+                if pc:
+                    lines.append(f"- {wl} {t} r{i}: messages per consumer (from its start until it shut down) {pc}; "
+                                 f"{sum(1 for n in pc if n == 0)} of {len(pc)} got none")
+    e2e = {t: by.get(("vq-e2e", t), []) for t in ("direct", "gateway-vq")}
+    if e2e["direct"] or e2e["gateway-vq"]:
+        lines.append("")
+        lines.append(f"End to end at {a.vq_e2e_rate:g} msg/s, 1 KiB (born timestamp to receipt, ms resolution; send"
+                     " latency as measured by the producer):")
+        lines.append("")
+        lines.append("| target | e2e p50 ms | e2e p99 ms | e2e max ms | send p50 ms | send p99 ms | received / sent | runs e2e p99 |")
+        lines.append("|---|---:|---:|---:|---:|---:|---|---|")
+        for t, bs in e2e.items():
+            if not bs:
+                continue
+            ee = [b["e2eUs"] for b in bs if b.get("e2eUs")]
+            lines.append(f"| {t} | {fmt(med([x['p50'] for x in ee]), 'ms')} | {fmt(med([x['p99'] for x in ee]), 'ms')} "
+                         f"| {fmt(med([x['max'] for x in ee]), 'ms')} | {fmt(med([b['latencyUs']['p50'] for b in bs]), 'ms')} "
+                         f"| {fmt(med([b['latencyUs']['p99'] for b in bs]), 'ms')} "
+                         f"| {sum(b.get('e2eReceived', 0) for b in bs):,} / {sum(b['ok'] for b in bs):,} "
+                         f"| {[round(x['p99'] / 1000, 2) for x in ee]} |")
+    end = vq_metrics.get("end") or (list(vq_metrics.values())[-1] if vq_metrics else None)
+    if end:
+        lines.append("")
+        lines.append("The gateway's counters at the end (vq-metrics.txt has them after every round):")
+        lines.append("")
+        for _, g in VQ_GROUPS:
+            def m(name):
+                v = vq_metric(None, name, g, end)
+                return "-" if v is None else f"{v:,.0f}"
+
+            redeliveries = {k.split('reason="')[1].split('"')[0]: v for k, v in end.items()
+                            if k.startswith("rmqgw_vq_redeliveries_total") and f'group="{g}"' in k and v}
+            lines.append(f"- {g}: deliveries {m('rmqgw_vq_deliveries_total')}, acknowledged "
+                         f"{m('rmqgw_vq_acknowledged_total')}, redeliveries {redeliveries or 0}, dead-lettered "
+                         f"{m('rmqgw_vq_dead_lettered_total')}, invariant violations "
+                         f"{m('rmqgw_vq_invariant_violations_total')}")
+    lines.append("")
+    return "\n".join(lines)
+
+
 def soak_record(a, gw, sampler, produced, received, consumer_rc):
     """The soak's figures (summary.json "soak") from its produce run, its consumer, the sampler and the gateway's log."""
     b = produced.get("bench") if produced else None
@@ -1248,8 +1465,30 @@ def main():
     p.add_argument("--workloads", default=",".join(WORKLOADS),
                    help="comma-separated, from: " + ", ".join(WORKLOADS) + " (default all)")
     p.add_argument("--targets", default="direct,gateway,proxy", help="default direct,gateway,proxy")
-    p.add_argument("--only", choices=["three-way", "broker-effect", "soak"],
-                   help="run one part only (default both three-way and broker-effect; soak runs only when asked for)")
+    p.add_argument("--only", choices=["three-way", "broker-effect", "soak", "virtual-queues"],
+                   help="run one part only (default both three-way and broker-effect; soak and virtual-queues run only"
+                        " when asked for)")
+    p.add_argument("--vq-work", type=seconds, default=0.005,
+                   help="--only virtual-queues: work per message of the slow consumers (default 5ms)")
+    p.add_argument("--vq-consumers", type=int, default=16,
+                   help="--only virtual-queues: slow consumers through the gateway (default 16)")
+    p.add_argument("--vq-direct-consumers", type=int, default=VQ_QUEUES,
+                   help=f"--only virtual-queues: consumers direct, and fast consumers on both (default {VQ_QUEUES})")
+    p.add_argument("--vq-per-real-queue", type=int, default=4,
+                   help="--only virtual-queues: the groups' per-real-queue (default 4)")
+    p.add_argument("--vq-lease-timeout", type=seconds, default=0.0,
+                   help="--only virtual-queues: the groups' lease-timeout (default: the gateway's, 60s)")
+    p.add_argument("--vq-warmup", type=seconds, default=10.0,
+                   help="--only virtual-queues: warm-up of the slow runs, from the first message (default 10s)")
+    p.add_argument("--vq-slow-backlog", type=int, default=0,
+                   help="--only virtual-queues: the slow topic's backlog (default: what every gateway round needs at"
+                        " its ideal rate, +20%%)")
+    p.add_argument("--vq-fast-backlog", type=int, default=300_000,
+                   help="--only virtual-queues: the fresh backlog of each fast round (default 300000)")
+    p.add_argument("--vq-e2e-rate", type=float, default=2000.0,
+                   help="--only virtual-queues: sends per second of the end-to-end runs (default 2000)")
+    p.add_argument("--vq-skip-direct-all", action="store_true",
+                   help="--only virtual-queues: leave out the slow run with all --vq-consumers direct")
     p.add_argument("--soak-duration", type=seconds, default=600.0,
                    help="--only soak: length of the soak's load (default 10m)")
     p.add_argument("--backlog", type=int, default=1_000_000,
@@ -1326,6 +1565,9 @@ def main():
             b.create_topics()
         if a.only == "soak":
             b.soak()
+        if a.only == "virtual-queues":
+            b.start_gateway("rocketmq")
+            b.virtual_queues()
         if three:
             b.three_way()
             if not a.no_profile and "gateway" in a.targets:
@@ -1338,6 +1580,9 @@ def main():
         md, agg = summarize(b.results, a)
         if b.soak_record:
             md = (md + "\n" if md.strip() else "") + soak_summary(b.soak_record)
+        vq = vq_summary(b.results, b.vq_metrics, a)
+        if vq:
+            md = (md + "\n" if md.strip() else "") + vq
         with open(os.path.join(a.out, "summary.md"), "w") as f:
             f.write(md)
         with open(os.path.join(a.out, "summary.json"), "w") as f:

@@ -37,8 +37,9 @@ import picocli.CommandLine.Spec;
             + " or name servers) and reports throughput, p50/p90/p99/p999/max latency and errors, with a progress"
             + " line every second. The first --warmup is left out of every figure. --json prints the summary"
             + " as one line of JSON instead (--json-file FILE appends that line to FILE). Durations: " + Durations.SYNTAX + ".",
-        "Modes: produce (sync or --async with a bounded window, as fast as possible or at --rate), consume (a push"
-            + " consumer of a new group drains a backlog from its first offset; --backlog N produces it first), latency"
+        "Modes: produce (sync or --async with a bounded window, as fast as possible or at --rate), consume (push"
+            + " consumers of a new group, --clients of them, drain a backlog from its first offset; --backlog N produces"
+            + " it first; --work D makes them slow), latency"
             + " (sends at --rate; send latency, and end-to-end latency through a push consumer).",
         "--queues Q creates or updates the topic with Q read and write queues first (UPDATE_AND_CREATE_TOPIC on every"
             + " broker of the TBW102 route, through --admin-namesrv, default --namesrv: Apache's proxy refuses admin"
@@ -57,6 +58,7 @@ import picocli.CommandLine.Spec;
         "  rmqgw bench produce --namesrv 127.0.0.1:9876 --threads 16 --size 1024 --duration 30s --queues 8",
         "  rmqgw bench produce --async --window 512 --count 200000 --warmup 0s --topic backlog",
         "  rmqgw bench consume --topic backlog --count 200000",
+        "  rmqgw bench consume --topic backlog --group G --clients 16 --threads 1 --work 5ms --duration 30s",
         "  rmqgw bench latency --rate 4000 --threads 16 --duration 30s --json-file lat.jsonl"})
 public final class BenchCommand implements Callable<Integer>, Subcommand {
 
@@ -67,6 +69,8 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
 
     static final int MAX_SIZE = 4 * 1024 * 1024;
     static final int MAX_THREADS = 1024;
+    /** Below the push consumer's consume timeout (15 min) by far: a bench message is never given back for slowness. */
+    static final Duration MAX_WORK = Duration.ofSeconds(10);
     private static final Pattern NAME = Pattern.compile("^[%|a-zA-Z0-9_-]{1,127}$");
 
     @Spec
@@ -126,7 +130,9 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
         Integer queues;
 
         @Option(names = "--clients", paramLabel = "N", defaultValue = "1",
-            description = "Client instances (each its own connections) the threads share. Default: ${DEFAULT-VALUE}.")
+            description = "Client instances, each its own connections. produce, latency: the sending threads share them;"
+                + " consume: push consumers of the group (instance names bench-RUN-0, -1, ...), each with --threads"
+                + " consume threads. Default: ${DEFAULT-VALUE}.")
         int clients;
 
         @Option(names = "--send-timeout", paramLabel = "DURATION", defaultValue = "3s", description = "Default: ${DEFAULT-VALUE}.")
@@ -367,7 +373,8 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             checkWindowAndRate(async, window, rate);
             return new BenchSettings(BenchSettings.Mode.PRODUCE, b.namesrv(), b.adminNamesrv(), b.topic(), null,
                 threads("--threads", threads), b.size(), b.warmup(), b.duration(), b.count(), async, window, b.queues(),
-                rate, b.clients(), b.sendTimeout(), b.retries(), 1, 32, 0, Duration.ofSeconds(10), false, b.timeout(),
+                rate, b.clients(), b.sendTimeout(), b.retries(), 1, 32, 0, Duration.ofSeconds(10), Duration.ZERO, false,
+                b.timeout(),
                 b.label(), b.jsonFile(), b.logDir());
         }
 
@@ -382,11 +389,11 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
     }
 
     @Command(name = "consume", sortOptions = false, usageHelpAutoWidth = true,
-        header = "Drain a backlog with a push consumer of a new group: throughput, born-to-receipt latency.")
+        header = "Drain a backlog with push consumers of one group: throughput, born-to-receipt latency, messages per consumer.")
     static final class Consume extends Mode {
 
         @Option(names = "--threads", paramLabel = "N", defaultValue = "20",
-            description = "Consume threads. Default: ${DEFAULT-VALUE} (the client's).")
+            description = "Consume threads of each consumer. Default: ${DEFAULT-VALUE} (the client's).")
         int threads;
 
         @Option(names = "--pull-batch", paramLabel = "N", defaultValue = "32",
@@ -400,6 +407,12 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             description = "First produce N messages of --size (asynchronously, 4 threads, not measured); then --count"
                 + " defaults to N.")
         long backlog;
+
+        @Option(names = "--work", paramLabel = "DURATION", defaultValue = "0s",
+            description = "Time each message's consumption takes: the listener sleeps this long per message after its"
+                + " receipt (a slow consumer; with --threads 1 a consumer handles at most 1/DURATION messages a second)."
+                + " Default: ${DEFAULT-VALUE}.")
+        String work;
 
         @Option(names = "--idle-timeout", paramLabel = "DURATION", defaultValue = "10s",
             description = "Stop when nothing arrived for this long (3x that before the first message). Default: ${DEFAULT-VALUE}.")
@@ -445,9 +458,13 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             if (idle.isZero()) {
                 throw usage("--idle-timeout: must be positive");
             }
+            Duration work = duration("--work", this.work);
+            if (work.compareTo(MAX_WORK) > 0) {
+                throw usage("--work: must be at most " + Durations.format(MAX_WORK) + ", was " + Durations.format(work));
+            }
             return new BenchSettings(BenchSettings.Mode.CONSUME, b.namesrv(), b.adminNamesrv(), b.topic(), group, 4,
                 b.size(), b.warmup(), b.duration(), b.count(), false, 1024, b.queues(), 0, b.clients(), b.sendTimeout(),
-                b.retries(), threads("--threads", threads), pullBatch, backlog, idle, false, b.timeout(), b.label(),
+                b.retries(), threads("--threads", threads), pullBatch, backlog, idle, work, false, b.timeout(), b.label(),
                 b.jsonFile(), b.logDir());
         }
     }
@@ -488,7 +505,7 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             return new BenchSettings(BenchSettings.Mode.LATENCY, b.namesrv(), b.adminNamesrv(), b.topic(), group,
                 threads("--threads", threads), b.size(), b.warmup(), b.duration(), b.count(), false, 1, b.queues(), rate,
                 b.clients(), b.sendTimeout(), b.retries(), threads("--consume-threads", consumeThreads), 32, 0,
-                Duration.ofSeconds(10), !noEndToEnd, b.timeout(), b.label(), b.jsonFile(), b.logDir());
+                Duration.ofSeconds(10), Duration.ZERO, !noEndToEnd, b.timeout(), b.label(), b.jsonFile(), b.logDir());
         }
     }
 }

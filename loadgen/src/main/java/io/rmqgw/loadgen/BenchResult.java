@@ -6,6 +6,7 @@ import io.rmqgw.tools.Durations;
 import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -23,9 +24,22 @@ import java.util.Map;
  *                      are not recorded, so a stall weighs less than it would in an open-loop load)
  * @param unfinished    asynchronous sends never answered before the end (not in any count)
  * @param expected      consume: messages expected (0: unknown); latency: measured successful sends
+ * @param perClient     consume: messages each consumer received from its start until it shut down (warm-up, and
+ *                      what arrived after the measurement while the consumers shut down one by one, included), in
+ *                      instance order; else empty
  */
 public record BenchResult(BenchSettings settings, String clientVersion, Instant startedAt, Tally.Summary main,
-                          Tally.Summary endToEnd, long late, long unfinished, long expected) {
+                          Tally.Summary endToEnd, long late, long unfinished, long expected, List<Long> perClient) {
+
+    public BenchResult {
+        perClient = List.copyOf(perClient);
+    }
+
+    /** A result without per-consumer counts (produce, latency). */
+    public BenchResult(BenchSettings settings, String clientVersion, Instant startedAt, Tally.Summary main,
+                       Tally.Summary endToEnd, long late, long unfinished, long expected) {
+        this(settings, clientVersion, startedAt, main, endToEnd, late, unfinished, expected, List.of());
+    }
 
     /** 0 when something was measured, 1 when nothing succeeded. */
     public int exitCode() {
@@ -47,6 +61,10 @@ public record BenchResult(BenchSettings settings, String clientVersion, Instant 
         m.put("window", s.async() ? s.window() : 0);
         m.put("rate", s.rate());
         m.put("clients", s.clients());
+        if (s.mode() == BenchSettings.Mode.CONSUME) {
+            m.put("workMs", s.work().toNanos() / 1e6);
+            m.put("receivedPerClient", perClient);
+        }
         m.put("warmupSeconds", s.warmup().toMillis() / 1000.0);
         m.put("durationSeconds", s.duration() == null ? null : s.duration().toMillis() / 1000.0);
         m.put("count", s.count());
@@ -113,6 +131,13 @@ public record BenchResult(BenchSettings settings, String clientVersion, Instant 
             out.printf(Locale.ROOT, "  incomplete  %,d of %,d expected messages arrived%n", main.ok() + main.okWarmup(),
                 expected);
         }
+        if (!perClient.isEmpty()) {
+            long min = perClient.stream().mapToLong(Long::longValue).min().orElse(0);
+            long max = perClient.stream().mapToLong(Long::longValue).max().orElse(0);
+            long idle = perClient.stream().filter(n -> n == 0).count();
+            out.printf(Locale.ROOT, "  consumers   %d: %,d to %,d messages each (from the start until it shut down), %d got none%n",
+                perClient.size(), min, max, idle);
+        }
         out.printf(Locale.ROOT, "  errors      %s%n", main.errorsByReason().isEmpty() ? "none" : main.errorsByReason());
         out.flush();
     }
@@ -121,7 +146,13 @@ public record BenchResult(BenchSettings settings, String clientVersion, Instant 
         BenchSettings s = settings;
         StringBuilder sb = new StringBuilder(128);
         switch (s.mode()) {
-            case CONSUME -> sb.append(s.consumeThreads()).append(" consume threads, pull batch ").append(s.pullBatch());
+            case CONSUME -> {
+                sb.append(s.clients()).append(s.clients() == 1 ? " consumer x " : " consumers x ").append(s.consumeThreads())
+                    .append(" consume threads, pull batch ").append(s.pullBatch());
+                if (!s.work().isZero()) {
+                    sb.append(", ").append(Durations.format(s.work())).append(" of work per message");
+                }
+            }
             default -> {
                 sb.append(s.threads()).append(" threads, ");
                 sb.append(s.async() ? "async (window " + s.window() + ")" : "sync");

@@ -27,6 +27,7 @@ import java.time.Duration;
  * @param pullBatch      push consumer pull batch size
  * @param backlog        consume: first produce this many messages (asynchronously, not measured)
  * @param idleTimeout    consume: stop when nothing arrived for this long after the first message
+ * @param work           consume: time the listener spends on each message (a sleep), after its receipt; zero: none
  * @param endToEnd       latency: also measure end to end with a push consumer
  * @param timeout        hard limit of the whole run; the process exits when it passes
  * @param label          free text copied into the summary (the comparison runner names its target)
@@ -36,7 +37,8 @@ import java.time.Duration;
 public record BenchSettings(Mode mode, String namesrv, String adminNamesrv, String topic, String group, int threads,
                             int size, Duration warmup, Duration duration, long count, boolean async, int window,
                             int queues, double rate, int clients, Duration sendTimeout, int retries,
-                            int consumeThreads, int pullBatch, long backlog, Duration idleTimeout, boolean endToEnd,
+                            int consumeThreads, int pullBatch, long backlog, Duration idleTimeout, Duration work,
+                            boolean endToEnd,
                             Duration timeout, String label, Path jsonFile, Path logDir) {
 
     /** The three kinds of run. */
@@ -57,6 +59,6 @@ public record BenchSettings(Mode mode, String namesrv, String adminNamesrv, Stri
     BenchSettings backlogProducer(long n) {
         return new BenchSettings(Mode.PRODUCE, namesrv, adminNamesrv, topic, null, threads, size, Duration.ZERO, null, n,
             true, Math.max(window, 256), queues, 0, 1, sendTimeout, 2, consumeThreads, pullBatch, 0, idleTimeout,
-            false, timeout, label, null, logDir);
+            Duration.ZERO, false, timeout, label, null, logDir);
     }
 }

@@ -3,9 +3,12 @@ package io.rmqgw.loadgen;
 import io.rmqgw.tools.Durations;
 import java.io.PrintWriter;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
@@ -13,8 +16,9 @@ import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.MessageExt;
 
 /**
- * Drains a backlog with a push consumer of a new group that starts at the first offset: throughput and
- * born-timestamp-to-receipt latency. The clock starts at the first message received; the first
+ * Drains a backlog with {@code --clients} push consumers of one group (a new one by default) that start at the
+ * first offset, each spending {@code --work} per message: throughput, born-timestamp-to-receipt latency and the
+ * messages each consumer got. The clock starts at the first message received; the first
  * {@code --warmup} of receipts is left out. It ends when {@code expected} messages arrived, when
  * {@code --duration} passed after the warm-up, or when nothing arrived for {@code --idle-timeout}.
  */
@@ -46,35 +50,25 @@ final class ConsumeRun {
         AtomicLong lastReceipt = new AtomicLong(System.nanoTime());
         LongAdder received = new LongAdder();
         String group = s.group() != null ? s.group() : "bench_consume_" + runId;
-        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
-        consumer.setNamesrvAddr(s.namesrv());
-        consumer.setInstanceName("bench-" + runId);
-        consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
-        consumer.setConsumeThreadMin(s.consumeThreads());
-        consumer.setConsumeThreadMax(s.consumeThreads());
-        consumer.setPullBatchSize(s.pullBatch());
-        // shutdown waits for running listeners, so the figures are complete when read
-        consumer.setAwaitTerminationMillisWhenShutdown(5_000);
-        consumer.subscribe(s.topic(), "*");
-        consumer.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
-            long now = System.nanoTime();
-            long wall = System.currentTimeMillis();
-            Tally t = tallyRef.get();
-            if (t == null) {
-                tallyRef.compareAndSet(null, new Tally(now, s.warmup().toNanos(), s.durationNanos(), 0));
-                t = tallyRef.get();
-            }
-            for (MessageExt m : msgs) {
-                t.success(t.phaseAt(now), now, (wall - m.getBornTimestamp()) * 1000);
-            }
-            received.add(msgs.size());
-            lastReceipt.set(now);
-            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-        });
+        List<DefaultMQPushConsumer> consumers = new ArrayList<>();
+        LongAdder[] perClient = new LongAdder[s.clients()];
+        for (int i = 0; i < s.clients(); i++) {
+            perClient[i] = new LongAdder();
+            consumers.add(consumer(group, i, tallyRef, received, perClient[i], lastReceipt));
+        }
         long begin = System.nanoTime();
         long hardStop = begin + s.timeout().toNanos();
-        consumer.start();
-        out.printf("consumer group %s started on %s (%s); waiting for messages%n", group, s.topic(),
+        try {
+            for (DefaultMQPushConsumer c : consumers) {
+                c.start();
+            }
+        } catch (Exception | Error e) {
+            consumers.forEach(DefaultMQPushConsumer::shutdown);
+            throw e;
+        }
+        out.printf("consumer group %s started on %s: %d consumer%s x %d thread%s%s (%s); waiting for messages%n", group,
+            s.topic(), consumers.size(), consumers.size() == 1 ? "" : "s", s.consumeThreads(),
+            s.consumeThreads() == 1 ? "" : "s", s.work().isZero() ? "" : ", " + Durations.format(s.work()) + " of work per message",
             expected > 0 ? String.format("%,d expected", expected) : "until --duration or --idle-timeout");
         out.flush();
         Progress progress = null;
@@ -121,13 +115,69 @@ final class ConsumeRun {
             if (progress != null) {
                 progress.close();
             }
-            consumer.shutdown();
+            for (DefaultMQPushConsumer c : consumers) {
+                c.shutdown();
+            }
         }
         Tally t = tallyRef.get();
         if (t == null) {
             t = new Tally(begin, 0, 1, 0);
         }
         long end = complete ? Long.MIN_VALUE : Math.min(stoppedAt, t.measureEndNanos());
-        return new BenchResult(s, Clients.version(), startedAt, t.summary(end), null, 0, 0, expected);
+        List<Long> counts = new ArrayList<>();
+        for (LongAdder n : perClient) {
+            counts.add(n.sum());
+        }
+        return new BenchResult(s, Clients.version(), startedAt, t.summary(end), null, 0, 0, expected, counts);
+    }
+
+    /**
+     * Push consumer {@code index} of the run: its own client instance (instance name {@code bench-RUN-index}, so
+     * its own connections and rebalance identity), {@code --threads} consume threads, {@code --work} per message.
+     */
+    private DefaultMQPushConsumer consumer(String group, int index, AtomicReference<Tally> tallyRef, LongAdder received,
+                                           LongAdder mine, AtomicLong lastReceipt) throws Exception {
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
+        consumer.setNamesrvAddr(s.namesrv());
+        consumer.setInstanceName("bench-" + runId + "-" + index);
+        consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        consumer.setConsumeThreadMin(s.consumeThreads());
+        consumer.setConsumeThreadMax(s.consumeThreads());
+        consumer.setPullBatchSize(s.pullBatch());
+        // shutdown waits for running listeners, so the figures are complete when read
+        consumer.setAwaitTerminationMillisWhenShutdown(5_000);
+        consumer.subscribe(s.topic(), "*");
+        long workNanos = s.work().toNanos();
+        consumer.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
+            for (MessageExt m : msgs) {
+                long wall = System.currentTimeMillis();
+                if (workNanos > 0) {
+                    spend(workNanos);
+                }
+                // counted when consumed (after the work), so the count is of messages done
+                long now = System.nanoTime();
+                Tally t = tallyRef.get();
+                if (t == null) {
+                    tallyRef.compareAndSet(null, new Tally(now, s.warmup().toNanos(), s.durationNanos(), 0));
+                    t = tallyRef.get();
+                }
+                t.success(t.phaseAt(now), now, (wall - m.getBornTimestamp()) * 1000);
+                received.increment();
+                mine.increment();
+                lastReceipt.set(now);
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        return consumer;
+    }
+
+    /** Sleeps {@code nanos} (a consumer's work), to the end even when woken early. */
+    static void spend(long nanos) {
+        long end = System.nanoTime() + nanos;
+        long left = nanos;
+        while (left > 0) {
+            LockSupport.parkNanos(left);
+            left = end - System.nanoTime();
+        }
     }
 }

@@ -83,8 +83,17 @@ class BenchCommandTest {
         BenchSettings both = parse("consume", "--count", "5000", "--duration", "10s");
         assertEquals(5000, both.count());
         assertEquals(Duration.ofSeconds(10), both.duration());
+        assertEquals(1, c.clients());
+        assertEquals(Duration.ZERO, c.work());
         BenchSettings b = parse("consume", "--backlog", "300");
         assertEquals(300, b.backlog());
+        BenchSettings slow = parse("consume", "--duration", "30s", "--clients", "16", "--threads", "1", "--work", "5ms",
+            "--group", "GID_slow");
+        assertEquals(16, slow.clients());
+        assertEquals(1, slow.consumeThreads());
+        assertEquals(Duration.ofMillis(5), slow.work());
+        assertEquals("GID_slow", slow.group());
+        assertEquals(Duration.ZERO, parse("produce").work());
         BenchSettings l = parse("latency", "--rate", "2000", "--duration", "30s", "--threads", "8");
         assertEquals(BenchSettings.Mode.LATENCY, l.mode());
         assertEquals(2000.0, l.rate());
@@ -108,6 +117,11 @@ class BenchCommandTest {
             List.of("produce", "--rate", "-1"),
             List.of("consume"),
             List.of("consume", "--count", "5", "--pull-batch", "0"),
+            List.of("consume", "--count", "5", "--work", "-1ms"),
+            List.of("consume", "--count", "5", "--work", "11s"),
+            List.of("consume", "--count", "5", "--work", "busy"),
+            List.of("consume", "--count", "5", "--clients", "0"),
+            List.of("consume", "--count", "5", "--clients", "65"),
             List.of("latency", "--rate", "0"))) {
             assertThrows(RuntimeException.class, () -> parse(args.toArray(String[]::new)), args.toString());
         }
@@ -139,6 +153,40 @@ class BenchCommandTest {
         BenchResult none = new BenchResult(s, "V5_4_0", Instant.EPOCH, new Tally(0, 0, 1, 0).summary(), null, 0, 0, 0);
         assertEquals(1, none.exitCode());
         assertTrue(none.toJson().contains("\"tps\":0,"), none.toJson());
+    }
+
+    @Test
+    void consumeSummaryHasTheWorkAndEachConsumersCount() throws Exception {
+        BenchSettings s = parse("consume", "--duration", "10s", "--clients", "3", "--threads", "1", "--work", "5ms");
+        Tally t = new Tally(0, 0, 10 * 1_000_000_000L, 0);
+        for (int i = 0; i < 600; i++) {
+            t.success(Tally.Phase.MEASURE, 10 * 1_000_000_000L, 1_000);
+        }
+        BenchResult r = new BenchResult(s, "V5_4_0", Instant.EPOCH, t.summary(), null, 0, 0, 0, List.of(300L, 300L, 0L));
+        var json = new ObjectMapper().readTree(r.toJson());
+        assertEquals(5.0, json.get("workMs").asDouble());
+        assertEquals(3, json.get("clients").asInt());
+        assertEquals("[300,300,0]", json.get("receivedPerClient").toString());
+        assertEquals(60, json.get("tps").asLong());
+        StringWriter text = new StringWriter();
+        r.printText(new PrintWriter(text));
+        assertTrue(text.toString().contains("3 consumers x 1 consume threads, pull batch 32, 5ms of work per message"),
+            text.toString());
+        assertTrue(text.toString().contains("consumers   3: 0 to 300 messages each (from the start until it shut down), 1 got none"),
+            text.toString());
+        // produce and latency results carry no per-consumer figures
+        BenchResult p = new BenchResult(parse("produce"), "V5_4_0", Instant.EPOCH, t.summary(), null, 0, 0, 0);
+        assertFalse(p.toMap().containsKey("receivedPerClient"));
+    }
+
+    @Test
+    void workSleepsAtLeastItsDuration() {
+        long nanos = Duration.ofMillis(5).toNanos();
+        long start = System.nanoTime();
+        for (int i = 0; i < 4; i++) {
+            ConsumeRun.spend(nanos);
+        }
+        assertTrue(System.nanoTime() - start >= 4 * nanos);
     }
 
     @Test
