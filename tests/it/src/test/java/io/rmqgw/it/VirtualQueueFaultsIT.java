@@ -48,6 +48,11 @@ class VirtualQueueFaultsIT {
     private static final int PER_REAL_QUEUE = 2;
     private static final int WINDOW = 32;
     private static final int LEASES_PER_QUEUE = 8;
+    /**
+     * Short, for CI: a consumer's rebalance drops a virtual queue together with the messages it prefetched there
+     * and never pulls that queue again, so those leases end only at the lease timeout (default 60 s).
+     */
+    private static final Duration LEASE_TIMEOUT = Duration.ofSeconds(10);
     /** A message every 20 ms: a steady stream through every fault. */
     private static final long SEND_INTERVAL_MS = 20;
 
@@ -60,7 +65,7 @@ class VirtualQueueFaultsIT {
 
     @Test
     void killedConsumersLeasesGoToTheOthers() throws Exception {
-        try (Run run = Run.start("vqkill", null, 4, 4, true)) {
+        try (Run run = Run.start("vqkill", LEASE_TIMEOUT, 4, 4, true)) {
             run.produceFor(Duration.ofSeconds(6));
             List<ScenarioProcess> killed = run.forked.subList(0, 2);
             for (ScenarioProcess p : killed) {
@@ -105,7 +110,7 @@ class VirtualQueueFaultsIT {
     @Test
     void restartedGatewayRedeliversAtMostTheWindow() throws Exception {
         // the producer goes straight to the brokers: the fault under test is the consuming side's gateway
-        try (Run run = Run.start("vqrestart", null, 2, 4, false)) {
+        try (Run run = Run.start("vqrestart", LEASE_TIMEOUT, 2, 4, false)) {
             run.produceFor(Duration.ofSeconds(6));
             long acknowledgedBefore = run.stats().acknowledged();
             assertTrue(acknowledgedBefore > 0, "the first gateway served");
@@ -262,6 +267,7 @@ class VirtualQueueFaultsIT {
          * {@code faults} x window-size x real queues.
          */
         Result drainAndCheck(String scenario, int faults) throws Exception {
+            long drainStart = System.nanoTime();
             try {
                 await("the backlog drained: every acknowledged send received, nothing leased or available",
                     Duration.ofSeconds(90), () -> {
@@ -271,6 +277,7 @@ class VirtualQueueFaultsIT {
             } catch (AssertionError e) {
                 throw new AssertionError(e.getMessage() + ": " + everything() + "; " + stats(), e);
             }
+            long drainMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - drainStart);
             VirtualQueueStats stats = stats();
             assertEquals(List.of(), gateway.gateway().virtualQueues().loop().submit(consumer()::checkInvariants)
                 .get(5, TimeUnit.SECONDS), "the gateway's invariants");
@@ -291,7 +298,7 @@ class VirtualQueueFaultsIT {
             // the numbers docs/RELIABILITY.md quotes
             System.out.println("VQ-FAULTS " + scenario + ": sent " + r.sent + " acknowledged, lost " + r.lost
                 + ", duplicates " + r.duplicates + " (" + r.duplicatedKeys + " keys; bound " + bound + "), send failures "
-                + sendFailures.get() + ", redeliveries " + stats.redeliveries() + ", deliveries " + stats.deliveries());
+                + sendFailures.get() + ", redeliveries " + stats.redeliveries() + ", deliveries " + stats.deliveries() + ", drained " + drainMillis + " ms after the last send");
             assertTrue(all.sentCount() > 0, "something was sent");
             assertEquals(0, r.lost, "acknowledged sends never received, e.g. " + all.missing().stream().limit(5).toList());
             assertTrue(r.duplicates <= bound, "duplicates past the bound: " + r);
