@@ -8,6 +8,7 @@ import io.rmqgw.gateway.config.VirtualQueueConfig;
 import io.rmqgw.gateway.vq.RedeliveryReason;
 import io.rmqgw.gateway.vq.VirtualConsumer;
 import io.rmqgw.gateway.vq.VirtualQueueStats;
+import io.rmqgw.it.fixture.ForkedGateway;
 import io.rmqgw.it.fixture.GatewayFixture;
 import io.rmqgw.it.fixture.SharedCluster;
 import io.rmqgw.it.fixture.SharedClusterExtension;
@@ -16,10 +17,13 @@ import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.DeliveryLedger;
 import io.rmqgw.it.support.ScenarioProcess;
 import io.rmqgw.it.support.ScenarioRunner;
+import io.rmqgw.testing.FreePorts;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
@@ -125,6 +129,99 @@ class VirtualQueueFaultsIT {
         }
     }
 
+    @Test
+    void crashedGatewayLosesNothing() throws Exception {
+        // a forked gateway killed with SIGKILL (nothing pushed on the way out) and started again on its ports
+        String topic = cluster.topic("vqcrash");
+        String group = cluster.group("vqcrash");
+        Admin.createTopic(cluster.brokerAddress(), topic, REAL_QUEUES);
+        Admin.awaitRoute(cluster.namesrvAddress(), topic, cluster.brokerName(), Duration.ofSeconds(15));
+        String vqYaml = "virtual-queues:\n  - {group: " + group + ", topic: " + topic + ", per-real-queue: "
+            + PER_REAL_QUEUE + ", window-size: " + WINDOW + ", max-leases-per-queue: " + LEASES_PER_QUEUE
+            + ", lease-timeout: " + LEASE_TIMEOUT.toSeconds() + "s}\n";
+        int port = FreePorts.port();
+        int brokerPorts = FreePorts.range(12);
+        String work = System.getProperty("rmqgw.it.workDir", System.getProperty("java.io.tmpdir"));
+        List<String> jvm = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData");
+        DeliveryLedger ledger = new DeliveryLedger();
+        List<DefaultMQPushConsumer> consumers = new ArrayList<>();
+        ForkedGateway gateway = ForkedGateway.start(Paths.get(work, "vq-crash-1-" + System.nanoTime()),
+            cluster.namesrvAddress(), jvm, port, brokerPorts, vqYaml);
+        DefaultMQProducer producer = new DefaultMQProducer(cluster.group(topic + "p"));
+        try {
+            for (int i = 0; i < 8; i++) {
+                consumers.add(pushConsumer(group, topic, gateway.namesrvAddress(), topic + "-" + i, ledger));
+            }
+            TimeUnit.SECONDS.sleep(8); // registered, rebalanced over the 8 virtual queues
+            producer.setNamesrvAddr(cluster.namesrvAddress());
+            producer.setInstanceName(topic + "-producer");
+            producer.start();
+            AtomicInteger sequence = new AtomicInteger();
+            produce(producer, topic, Duration.ofSeconds(8), sequence, ledger);
+            int sentBeforeCrash = ledger.sentCount();
+            long receivedBeforeCrash = ledger.deliveries();
+            gateway.kill();
+            gateway = ForkedGateway.start(Paths.get(work, "vq-crash-2-" + System.nanoTime()),
+                cluster.namesrvAddress(), jvm, port, brokerPorts, vqYaml);
+            produce(producer, topic, Duration.ofSeconds(10), sequence, ledger);
+            long drainStart = System.nanoTime();
+            try {
+                await("every acknowledged send received after the crash", Duration.ofSeconds(90),
+                    () -> ledger.missing().isEmpty());
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + ": " + ledger, e);
+            }
+            long drainMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - drainStart);
+            TimeUnit.SECONDS.sleep(3); // late redeliveries still count as duplicates
+            System.out.println("VQ-FAULTS crash the gateway (SIGKILL, start again on the same ports): " + ledger
+                + " (" + sentBeforeCrash + " sent and " + receivedBeforeCrash + " delivered before the crash), drained "
+                + drainMillis + " ms after the last send; window bound for a close " + WINDOW * REAL_QUEUES);
+            assertTrue(sentBeforeCrash > 0 && receivedBeforeCrash > 0, "the first gateway served");
+            assertEquals(Set.of(), ledger.missing(), "acknowledged sends never received");
+        } finally {
+            producer.shutdown();
+            consumers.forEach(DefaultMQPushConsumer::shutdown);
+            gateway.close();
+        }
+    }
+
+    private static void produce(DefaultMQProducer producer, String topic, Duration duration, AtomicInteger sequence,
+                                DeliveryLedger ledger) throws InterruptedException {
+        long end = System.nanoTime() + duration.toNanos();
+        while (System.nanoTime() - end < 0) {
+            String key = topic + "-" + sequence.getAndIncrement();
+            try {
+                if (producer.send(new Message(topic, "t", key, key.getBytes(StandardCharsets.UTF_8)), 3_000)
+                    .getSendStatus() == SendStatus.SEND_OK) {
+                    ledger.sent(key);
+                }
+            } catch (Exception e) {
+                // not acknowledged: not counted as sent
+            }
+            TimeUnit.MILLISECONDS.sleep(SEND_INTERVAL_MS);
+        }
+    }
+
+    /** A 5.4.0 push consumer (one consume thread) recording each key it receives in {@code ledger}. */
+    private static DefaultMQPushConsumer pushConsumer(String group, String topic, String namesrv, String instance,
+                                                      DeliveryLedger ledger) throws Exception {
+        DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
+        c.setNamesrvAddr(namesrv);
+        c.setInstanceName(instance);
+        c.setPollNameServerInterval(2_000);
+        c.setConsumeThreadMin(1);
+        c.setConsumeThreadMax(1);
+        c.subscribe(topic, "*");
+        c.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
+            for (MessageExt m : msgs) {
+                ledger.received(m.getKeys());
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        c.start();
+        return c;
+    }
+
     private static long received(ScenarioProcess p) {
         return p.linesSoFar().stream().filter(l -> "received".equals(l.path("type").asText())).count();
     }
@@ -198,23 +295,8 @@ class VirtualQueueFaultsIT {
             producer.start();
         }
 
-        /** A 5.4.0 push consumer (one consume thread) recording each key it receives. */
         private DefaultMQPushConsumer pushConsumer(String instance) throws Exception {
-            DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
-            c.setNamesrvAddr(gateway.namesrvAddress());
-            c.setInstanceName(instance);
-            c.setPollNameServerInterval(2_000);
-            c.setConsumeThreadMin(1);
-            c.setConsumeThreadMax(1);
-            c.subscribe(topic, "*");
-            c.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
-                for (MessageExt m : msgs) {
-                    ledger.received(m.getKeys());
-                }
-                return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-            });
-            c.start();
-            return c;
+            return VirtualQueueFaultsIT.pushConsumer(group, topic, gateway.namesrvAddress(), instance, ledger);
         }
 
         /** Sends one message every {@link #SEND_INTERVAL_MS} for {@code duration}, recording acknowledged keys. */
