@@ -649,8 +649,11 @@ public final class VirtualConsumer {
                 if (f.isSuccess()) {
                     ((RemotingFrame) f.getNow()).release();
                 } else {
-                    // a later commit of the same queue carries it (commits only move forward)
+                    // handed out again by the next takeCommits, a second later
                     log.debug("virtual queues: commit {} not pushed: {}", c, f.cause().getMessage());
+                    if (!closed) {
+                        group.commitNotPushed(c);
+                    }
                 }
             });
     }

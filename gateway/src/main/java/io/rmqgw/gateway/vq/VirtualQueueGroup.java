@@ -490,6 +490,17 @@ public final class VirtualQueueGroup {
     }
 
     /**
+     * Pushing {@code commit} to the broker failed: the next {@link #takeCommits} hands out the queue's commit
+     * again (commits only move forward, so a later one carries this one too).
+     */
+    public void commitNotPushed(RealCommit commit) {
+        Window w = windows.get(commit.queue());
+        if (w != null && w.reportedCommit == commit.offset()) {
+            w.reportedCommit = w.startOffset();
+        }
+    }
+
+    /**
      * Messages to send to the DLQ (delivered {@code max-deliveries} times), each handed out once; report each
      * outcome with {@link #deadLettered} or {@link #deadLetterFailed}.
      */

@@ -22,11 +22,18 @@ final class Window {
     long heldBytes;
     long reportedCommit;
     boolean dropped;
+    /** The broker's commit when the queue was taken: what it holds for sure. */
+    private final long startOffset;
 
     Window(RealQueue queue, long startOffset) {
         this.queue = queue;
+        this.startOffset = startOffset;
         this.fetchOffset = startOffset;
         this.reportedCommit = startOffset;
+    }
+
+    long startOffset() {
+        return startOffset;
     }
 
     /** The lowest unacknowledged offset, or the fetch offset when nothing fetched is unacknowledged. */

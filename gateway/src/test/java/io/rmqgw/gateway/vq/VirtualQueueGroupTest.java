@@ -471,6 +471,21 @@ class VirtualQueueGroupTest {
     }
 
     @Test
+    void aCommitThatWasNotPushedIsHandedOutAgain() {
+        group(1, 16, 100, 5);
+        group.addRealQueue(Q0, 0);
+        append(Q0, 5, 0, 1);
+        pull(0, A, 0, 2).release();
+        group.commit(0, A, 2);
+        List<RealCommit> first = group.takeCommits();
+        assertEquals(List.of(new RealCommit(Q0, 5)), first, "all acknowledged: the fetch offset (nextBeginOffset 5)");
+        assertEquals(List.of(), group.takeCommits(), "nothing moved");
+        group.commitNotPushed(first.get(0));
+        assertEquals(first, group.takeCommits(), "the broker never got it: pushed again");
+        assertEquals(List.of(), group.checkInvariants());
+    }
+
+    @Test
     void badPullsGetAClearStatus() {
         group(2, 16, 100, 5);
         group.addRealQueue(Q0, 0);
