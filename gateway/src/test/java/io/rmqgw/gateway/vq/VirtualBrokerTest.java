@@ -16,6 +16,7 @@ import io.rmqgw.testing.Wire;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
@@ -184,13 +185,17 @@ class VirtualBrokerTest {
                 .ext("topic", TOPIC).ext("queueId", "0").ext("queueOffset", "0").ext("maxMsgNums", "32")
                 .ext("sysFlag", "2").ext("commitOffset", "0").ext("suspendTimeoutMillis", "15000").bytes());
             // nothing to lease: the pull is held (up to 15 s) ...
+            TimeUnit.MILLISECONDS.sleep(300);
             long start = System.nanoTime();
             Thread stopper = new Thread(() -> gateway.gateway().close(Duration.ofSeconds(10)));
             stopper.start();
             // ... until the stop answers it, with no message lost: the client pulls again elsewhere
             List<Wire.Frame> frames = client.readUntil(f -> f.isResponse() && f.opaque() == 2, RawClient.WAIT);
             Wire.Frame answer = frames.get(frames.size() - 1);
-            assertEquals(ResponseCode.PULL_NOT_FOUND, answer.code(), answer.remark());
+            // PULL_NOT_FOUND from the virtual queues' drain; SYSTEM_BUSY ("draining") if the pull was still being
+            // read when the stop began: either way at once, and the client pulls again elsewhere
+            assertTrue(answer.code() == ResponseCode.PULL_NOT_FOUND || answer.code() == ResponseCode.SYSTEM_BUSY,
+                answer.code() + " " + answer.remark());
             stopper.join(10_000);
             assertTrue(System.nanoTime() - start < Duration.ofSeconds(8).toNanos(),
                 "the stop did not wait for the held pull nor for the gateway's own long polls");
