@@ -128,11 +128,6 @@ public final class VirtualConsumer {
         return subscription;
     }
 
-    /** A client's route request for the topic: starts rebalancing early when consumption has started. */
-    void routeAsked() {
-        // nothing to do before a member registers: the subscription is not known yet
-    }
-
     // ---------------------------------------------------------------- clients
 
     /** A client of the group registered (heartbeat on the virtual broker) with {@code s}: consumption starts. */

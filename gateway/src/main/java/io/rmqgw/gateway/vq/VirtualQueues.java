@@ -132,8 +132,6 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
             if (heartbeats == null) {
                 heartbeats = loop.scheduleWithFixedDelay(this::heartbeatAll, 0, HEARTBEAT_MILLIS, TimeUnit.MILLISECONDS);
             }
-        }
-        if (!next.isEmpty()) {
             log.info("virtual queues for {}", next.stream().map(c -> c.group() + " on " + c.topic() + " (x"
                 + c.perRealQueue() + ")").toList());
         }
@@ -202,9 +200,6 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
                 int owned = consumer == null ? 0 : consumer.virtualQueueCount();
                 // before the first rebalance: all the real queues, which a single gateway comes to own
                 count = Math.max(count, owned > 0 ? owned : c.perRealQueue() * readable);
-                if (consumer != null) {
-                    consumer.routeAsked();
-                }
             }
         }
         return VirtualRoute.rewrite(body, new VirtualRoute.VirtualBroker(BROKER_NAME, CLUSTER_NAME, address, count),
