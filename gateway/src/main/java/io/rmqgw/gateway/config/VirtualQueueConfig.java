@@ -37,8 +37,11 @@ public record VirtualQueueConfig(String group, String topic, Integer perRealQueu
     public static final int MIN_WINDOW_BYTES = 64 * 1024;
     public static final int DEFAULT_MAX_LEASES_PER_QUEUE = 1000;
     public static final int MAX_MAX_LEASES_PER_QUEUE = 100_000;
-    /** Above a push consumer's offset persist interval (5 s), so a slow but live consumer keeps its leases. */
-    public static final Duration DEFAULT_LEASE_TIMEOUT = Duration.ofSeconds(60);
+    /**
+     * Three times a push consumer's offset persist interval (5 s): a live consumer, however slow, commits every
+     * queue it owns that often, so it keeps its leases; leases a rebalance left behind end this soon.
+     */
+    public static final Duration DEFAULT_LEASE_TIMEOUT = Duration.ofSeconds(15);
     public static final Duration MIN_LEASE_TIMEOUT = Duration.ofSeconds(1);
     /** Above a push consumer's own consume timeout (15 min), after which it gives a message back itself. */
     public static final Duration DEFAULT_LEASE_DEADLINE = Duration.ofMinutes(30);

@@ -60,6 +60,13 @@ public final class VirtualConsumer {
     private static final int FETCH_BATCH = 32;
     private static final long BROKER_SUSPEND_MILLIS = 15_000;
     private static final long MAX_CLIENT_HOLD_MILLIS = 20_000;
+    /**
+     * While a window waits for acknowledgements, a pull held from a client that holds leases on its queue is
+     * answered after this long: the client's next pull carries its commit offset, which acknowledges what it
+     * consumed meanwhile. Otherwise acknowledgements would wait for its offset persist (every 5 s), and a full
+     * window would stall that long each time.
+     */
+    private static final long ACK_REFRESH_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
     private static final long REBALANCE_MILLIS = 3_000;
     private static final long ROUTE_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(30);
     private static final long TICK_MILLIS = 100;
@@ -67,7 +74,7 @@ public final class VirtualConsumer {
 
     /** A client's pull with nothing to lease yet, answered when messages arrive or its hold ends. */
     private record HeldPull(RelaySession session, int opaque, SerializeType encoding, int virtualQueue, long holder,
-                            long offset, int maxMessages, long deadlineNanos) {
+                            long offset, int maxMessages, long sinceNanos, long deadlineNanos) {
     }
 
     private final VirtualQueueConfig config;
@@ -192,8 +199,9 @@ public final class VirtualConsumer {
             answerNotFound(session, opaque, encoding, p.nextOffset());
         } else {
             long hold = Math.min(suspendMillis, MAX_CLIENT_HOLD_MILLIS);
+            long now = System.nanoTime();
             held.addLast(new HeldPull(session, opaque, encoding, virtualQueue, holder, Math.max(offset, p.nextOffset()),
-                maxMessages, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(hold)));
+                maxMessages, now, now + TimeUnit.MILLISECONDS.toNanos(hold)));
         }
     }
 
@@ -328,9 +336,11 @@ public final class VirtualConsumer {
             return;
         }
         long now = System.nanoTime();
+        boolean refreshAcks = !held.isEmpty() && group.waitsForAcknowledgements();
         for (Iterator<HeldPull> it = held.iterator(); it.hasNext(); ) {
             HeldPull h = it.next();
-            if (now - h.deadlineNanos() >= 0) {
+            if (now - h.deadlineNanos() >= 0 || (refreshAcks && now - h.sinceNanos() >= ACK_REFRESH_NANOS
+                    && group.holdsLeases(h.virtualQueue(), h.holder()))) {
                 it.remove();
                 answerNotFound(h.session(), h.opaque(), h.encoding(), Math.max(h.offset(), group.headOffset(h.virtualQueue())));
             }

@@ -423,6 +423,36 @@ public final class VirtualQueueGroup {
         return ended;
     }
 
+    /** Whether {@code holder} holds a lease on {@code virtualQueue}: its next commit there acknowledges something. */
+    public boolean holdsLeases(int virtualQueue, long holder) {
+        VirtualQueue v = virtualQueues.get(virtualQueue);
+        if (v == null) {
+            return false;
+        }
+        for (WindowMessage m : v.leases.values()) {
+            if (m.holder == holder) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Whether some owned window is full (by count or bytes) with nothing left to lease from it: it slides, and
+     * fetching goes on, only as acknowledgements arrive.
+     */
+    public boolean waitsForAcknowledgements() {
+        if (closed) {
+            return false;
+        }
+        for (Window w : order) {
+            if (w.fresh.isEmpty() && fetchRoom(w.queue) == 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The head of {@code virtualQueue}: its next virtual offset (QUERY_CONSUMER_OFFSET, GET_MAX_OFFSET). */
     public long headOffset(int virtualQueue) {
         VirtualQueue v = virtualQueues.get(virtualQueue);

@@ -31,7 +31,7 @@ class VirtualQueueConfigTest {
         assertEquals(1024, v.windowSize());
         assertEquals(16 * 1024 * 1024, v.windowBytes());
         assertEquals(1000, v.maxLeasesPerQueue());
-        assertEquals(Duration.ofSeconds(60), v.leaseTimeout());
+        assertEquals(Duration.ofSeconds(15), v.leaseTimeout());
         assertEquals(Duration.ofMinutes(30), v.leaseDeadline());
         assertEquals(16, v.maxDeliveries());
     }

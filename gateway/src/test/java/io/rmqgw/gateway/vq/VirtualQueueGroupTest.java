@@ -575,4 +575,28 @@ class VirtualQueueGroupTest {
         assertArrayEquals(MessageDecoder.decode(java.nio.ByteBuffer.wrap(first)).getBody(),
             decode(p).get(0).getBody());
     }
+
+    @Test
+    void aFullWindowWithEverythingLeasedWaitsForAcknowledgementsFromItsHolders() {
+        group(2, 3, 100, 5);
+        group.addRealQueue(Q0, 0);
+        assertFalse(group.waitsForAcknowledgements(), "an empty window has room to fetch");
+        append(Q0, 3, 0, 1, 2);
+        assertFalse(group.waitsForAcknowledgements(), "full, but messages are left to lease");
+
+        pull(0, A, 0, 2).release();
+        pull(1, B, 0, 1).release();
+
+        assertTrue(group.waitsForAcknowledgements(), "full, and everything in it leased");
+        assertTrue(group.holdsLeases(0, A));
+        assertFalse(group.holdsLeases(0, B), "B's lease is on queue 1");
+        assertTrue(group.holdsLeases(1, B));
+        assertFalse(group.holdsLeases(3, A), "a queue never pulled");
+
+        assertEquals(1, group.commit(1, B, 1));
+        assertTrue(group.waitsForAcknowledgements(), "acknowledged behind the head: the window cannot slide yet");
+        assertEquals(2, group.commit(0, A, 2));
+        assertFalse(group.holdsLeases(0, A));
+        assertFalse(group.waitsForAcknowledgements(), "slid: room to fetch again");
+    }
 }
