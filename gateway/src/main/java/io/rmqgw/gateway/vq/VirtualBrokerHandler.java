@@ -137,8 +137,9 @@ final class VirtualBrokerHandler implements RequestHandler {
                             continue; // broadcasting members read every queue themselves: nothing to lease
                         }
                         Subscription s = Subscription.fromConsumerData(cd, c.config().topic());
+                        StartPoint from = StartPoint.of(cd.path("consumeFromWhere").asText(null));
                         joined.add(group);
-                        queues.loop().execute(() -> c.member(s));
+                        queues.loop().execute(() -> c.member(s, from));
                     }
                 }
             }

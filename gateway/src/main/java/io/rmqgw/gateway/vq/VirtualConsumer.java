@@ -92,6 +92,8 @@ public final class VirtualConsumer {
      */
     private final Map<Integer, Long> owners = new HashMap<>();
     private Subscription subscription = Subscription.ALL;
+    /** Where a real queue the group never committed on starts: as its clients' heartbeats ask. */
+    private StartPoint startPoint = StartPoint.LAST;
     private volatile int virtualQueueCount;
     private boolean started;
     private boolean draining;
@@ -135,16 +137,24 @@ public final class VirtualConsumer {
         return subscription;
     }
 
+    StartPoint startPoint() {
+        return startPoint;
+    }
+
     // ---------------------------------------------------------------- clients
 
-    /** A client of the group registered (heartbeat on the virtual broker) with {@code s}: consumption starts. */
-    void member(Subscription s) {
+    /**
+     * A client of the group registered (heartbeat on the virtual broker) with {@code s}, starting new queues from
+     * {@code from}: consumption starts.
+     */
+    void member(Subscription s, StartPoint from) {
         if (closed) {
             return;
         }
         if (s != null && !s.equals(subscription)) {
             subscription = s;
         }
+        startPoint = from;
         if (!started) {
             started = true;
             log.info("virtual queues: {} on {} starts consuming as {} (subscription {})", config.group(), config.topic(),
@@ -465,7 +475,10 @@ public final class VirtualConsumer {
         virtualQueueCount = group.virtualQueueCount();
     }
 
-    /** Starts owning {@code q} from the real group's committed offset (or the queue's end for a new group). */
+    /**
+     * Starts owning {@code q} from the real group's committed offset, or, where it never committed, from where its
+     * clients ask to start ({@link StartPoint}).
+     */
     private void startQueue(RealQueue q) {
         Optional<String> master = owner.context().cluster().masterAddress(q.brokerName());
         if (master.isEmpty()) {
@@ -478,16 +491,20 @@ public final class VirtualConsumer {
             if (offset >= 0) {
                 own(q, offset);
             } else if (code == ResponseCode.QUERY_NOT_FOUND) {
-                // the group never committed: start at the queue's end, as CONSUME_FROM_LAST_OFFSET does
-                askOffset(master.get(), RequestCode.GET_MAX_OFFSET,
-                    Map.of("topic", config.topic(), "queueId", Integer.toString(q.queueId())),
-                    (maxCode, max) -> {
-                        if (max >= 0) {
-                            own(q, max);
-                        } else {
-                            adding.remove(q);
-                        }
-                    });
+                // the group never committed: start where its clients would have started on the broker
+                StartPoint from = startPoint;
+                Map<String, String> where = new HashMap<>(Map.of("topic", config.topic(),
+                    "queueId", Integer.toString(q.queueId())));
+                if (from == StartPoint.TIMESTAMP) {
+                    where.put("timestamp", Long.toString(StartPoint.timestamp(System.currentTimeMillis())));
+                }
+                askOffset(master.get(), from.requestCode, where, (foundCode, found) -> {
+                    if (found >= 0) {
+                        own(q, found);
+                    } else {
+                        adding.remove(q);
+                    }
+                });
             } else {
                 adding.remove(q);
             }

@@ -324,7 +324,7 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
             cd.put("groupName", e.getKey());
             cd.put("consumeType", "CONSUME_PASSIVELY");
             cd.put("messageModel", "CLUSTERING");
-            cd.put("consumeFromWhere", "CONSUME_FROM_LAST_OFFSET");
+            cd.put("consumeFromWhere", e.getValue().get(0).startPoint().consumeFromWhere);
             cd.put("unitMode", false);
             ArrayNode subs = cd.putArray("subscriptionDataSet");
             for (VirtualConsumer c : e.getValue()) {
