@@ -71,6 +71,8 @@ public final class VirtualConsumer {
     private static final long ROUTE_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(30);
     private static final long TICK_MILLIS = 100;
     private static final long RETRY_MILLIS = 1_000;
+    /** How often the brokers' max offsets of queues not being fetched are asked (the lag gauge's age). */
+    private static final long BROKER_END_MILLIS = 5_000;
 
     /** A client's pull with nothing to lease yet, answered when messages arrive or its hold ends. */
     private record HeldPull(RelaySession session, int opaque, SerializeType encoding, int virtualQueue, long holder,
@@ -362,6 +364,9 @@ public final class VirtualConsumer {
             sendDeadLetters();
             pushCommits();
             fetchAll();
+            if (ticks % (BROKER_END_MILLIS / TICK_MILLIS) == 0) {
+                askBrokerEnds();
+            }
             meters.update(group.stats());
         }
     }
@@ -606,6 +611,9 @@ public final class VirtualConsumer {
         boolean progressed = false;
         try {
             next = longField(answer, "nextBeginOffset", -1);
+            if (!closed) {
+                group.brokerEnd(q, longField(answer, "maxOffset", -1));
+            }
             if (code == ResponseCode.SUCCESS && !closed) {
                 Appended appended = group.append(q, answer.bodySlice().retain(), next);
                 if (appended.malformed()) {
@@ -642,6 +650,22 @@ public final class VirtualConsumer {
                 log.debug("virtual queues: fetch of {} answered code {}", q, code);
                 retryFetch(q);
             }
+        }
+    }
+
+    /** GET_MAX_OFFSET of each owned queue with no fetch in flight (a fetch answer carries it otherwise). */
+    private void askBrokerEnds() {
+        for (RealQueue q : group.realQueues()) {
+            Optional<String> master = owner.context().cluster().masterAddress(q.brokerName());
+            if (fetching.contains(q) || master.isEmpty()) {
+                continue;
+            }
+            askOffset(master.get(), RequestCode.GET_MAX_OFFSET,
+                Map.of("topic", config.topic(), "queueId", Integer.toString(q.queueId())), (code, max) -> {
+                    if (!closed) {
+                        group.brokerEnd(q, max);
+                    }
+                });
         }
     }
 

@@ -254,6 +254,17 @@ public final class VirtualQueueGroup {
     }
 
     /**
+     * The broker's max offset of {@code queue} (the offset its next message will get), from a fetch answer or
+     * GET_MAX_OFFSET: what the lag is measured to. Lower values than one already heard are ignored.
+     */
+    public void brokerEnd(RealQueue queue, long maxOffset) {
+        Window w = windows.get(queue);
+        if (w != null && maxOffset > w.brokerEnd) {
+            w.brokerEnd = maxOffset;
+        }
+    }
+
+    /**
      * The broker moved the real group's offset on (PULL_OFFSET_MOVED, messages removed by retention): fetch
      * from {@code offset} on. Offsets at or below the current fetch offset change nothing; messages already in
      * the window stay.
@@ -601,9 +612,11 @@ public final class VirtualQueueGroup {
         int windowMessages = 0;
         long windowBytes = 0;
         long oldest = 0;
+        long lag = 0;
         for (Window w : order) {
             windowMessages += w.messages.size();
             windowBytes += w.heldBytes;
+            lag += Math.max(0, Math.max(w.brokerEnd, w.fetchOffset) - w.commitOffset());
             WindowMessage head = w.messages.peekFirst();
             if (head != null) {
                 oldest = Math.max(oldest, now - head.fetchedAtNanos);
@@ -614,7 +627,7 @@ public final class VirtualQueueGroup {
             redelivered.put(r, redeliveryCounts.getOrDefault(r, 0L));
         }
         return new VirtualQueueStats(windows.size(), virtualQueueCount(), windowMessages, windowBytes, available,
-            leased, deadLetterPending, oldest, deliveries, redelivered, acknowledged, deadLettered, violations);
+            leased, deadLetterPending, oldest, lag, deliveries, redelivered, acknowledged, deadLettered, violations);
     }
 
     /**

@@ -38,6 +38,8 @@ final class VirtualQueueMeters implements AutoCloseable {
             VirtualQueueStats::deadLetterPending);
         gauge("rmqgw.vq.oldest.unacknowledged.seconds", "Age of the oldest unacknowledged message in the windows",
             tags, s -> s.oldestUnacknowledgedAgeNanos() / 1e9);
+        gauge("rmqgw.vq.lag.messages", "Messages of the owned real queues not acknowledged yet: the brokers' max "
+            + "offsets (as last heard, at most 5 s old) minus the real commits", tags, VirtualQueueStats::lag);
         counter("rmqgw.vq.deliveries", "Messages delivered on virtual queues, once per delivery", tags,
             VirtualQueueStats::deliveries);
         counter("rmqgw.vq.acknowledged", "Messages acknowledged by a client's commit", tags,

@@ -13,6 +13,8 @@ import java.util.Map;
  * @param leased              leases in flight
  * @param deadLetterPending   messages waiting for, or in, their send to the DLQ
  * @param oldestUnacknowledgedAgeNanos how long ago the oldest unacknowledged message was fetched (0: none)
+ * @param lag                 messages of the owned real queues not acknowledged yet: the brokers' max offsets
+ *                            (as last heard) minus the real commits, what RocketMQ reports as the group's lag
  * @param deliveries          messages delivered, counted once per delivery
  * @param redeliveries        leases ended without an acknowledgement, by reason
  * @param acknowledged        messages acknowledged by a holder's commit
@@ -20,7 +22,7 @@ import java.util.Map;
  * @param invariantViolations breaks of the state machine's own rules, by rule: must stay empty
  */
 public record VirtualQueueStats(int realQueues, int virtualQueues, int windowMessages, long windowBytes,
-                                int available, int leased, int deadLetterPending, long oldestUnacknowledgedAgeNanos,
+                                int available, int leased, int deadLetterPending, long oldestUnacknowledgedAgeNanos, long lag,
                                 long deliveries, Map<RedeliveryReason, Long> redeliveries, long acknowledged,
                                 long deadLettered, Map<Invariant, Long> invariantViolations) {
 

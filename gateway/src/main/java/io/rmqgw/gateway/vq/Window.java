@@ -19,6 +19,8 @@ final class Window {
     /** Dead letters handed to the wiring, by offset, until it reports the outcome. */
     final Map<Long, WindowMessage> reportedDeadLetters = new HashMap<>();
     long fetchOffset;
+    /** The broker's max offset of the queue as last heard (a fetch answer or GET_MAX_OFFSET); -1: not yet. */
+    long brokerEnd = -1;
     long heldBytes;
     long reportedCommit;
     boolean dropped;

@@ -548,6 +548,26 @@ class VirtualQueueGroupTest {
     }
 
     @Test
+    void theLagCountsFromTheRealCommitToTheBrokersEnd() {
+        group(1, 16, 100, 5);
+        group.addRealQueue(Q0, 10);
+        assertEquals(0, group.stats().lag(), "nothing heard of the broker yet");
+        group.brokerEnd(Q0, 50);
+        assertEquals(40, group.stats().lag(), "40 messages behind, none fetched yet");
+        append(Q0, 13, 10, 11, 12);
+        pull(0, A, 0, 2).release();
+        group.commit(0, A, 2);
+        assertEquals(38, group.stats().lag(), "real commit 12: 12 to 49 not acknowledged");
+        group.brokerEnd(Q0, 30);
+        assertEquals(38, group.stats().lag(), "an older max offset heard later changes nothing");
+        group.addRealQueue(Q1, 0);
+        group.brokerEnd(Q1, 5);
+        assertEquals(43, group.stats().lag(), "summed over the owned real queues");
+        group.removeRealQueue(Q1);
+        assertEquals(38, group.stats().lag());
+    }
+
+    @Test
     void closeReleasesEverythingAndRefusesMore() {
         group(1, 16, 100, 5);
         group.addRealQueue(Q0, 0);

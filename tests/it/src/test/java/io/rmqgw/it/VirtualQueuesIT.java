@@ -177,6 +177,9 @@ class VirtualQueuesIT {
             assertEquals(0.0, gateway.metrics().registry().get("rmqgw.vq.invariant.violations").tag("group", group)
                 .functionCounter().count());
             assertEquals(0.0, gateway.metrics().registry().get("rmqgw.vq.leases").tag("group", group).gauge().value());
+            // everything consumed and acknowledged: the group's lag, as RocketMQ counts it, is back to 0
+            await("the lag fell to 0", Duration.ofSeconds(15), () -> gateway.metrics().registry()
+                .get("rmqgw.vq.lag.messages").tag("group", group).gauge().value() == 0.0);
         } finally {
             inJvm.forEach(DefaultMQPushConsumer::shutdown);
             for (ScenarioProcess p : forked) {
