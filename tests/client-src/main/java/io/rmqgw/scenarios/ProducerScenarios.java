@@ -299,7 +299,8 @@ final class ProducerScenarios {
     /**
      * Sync sends until --count succeeded or the deadline passed; reports every failed attempt.
      * With {@code --prime N} it first sends N messages (keys {@code <prefix>-prime-<i>}, one
-     * "primed" line each; a failure there fails the scenario), so the producer holds a route;
+     * "primed" line each; a failed attempt is tried again, "prime-error", until the deadline), so the
+     * producer holds a route;
      * with {@code --go-file PATH} it then prints a "waiting" line and starts the loop only once
      * PATH exists (e.g. after the test stopped the broker).
      */
@@ -315,12 +316,30 @@ final class ProducerScenarios {
             this.goFile = goFile;
         }
 
+        /**
+         * A priming send, tried again (same key) while the deadline allows: the broker is up while priming, so a
+         * failure is a timeout on a loaded machine, not what the scenario is about.
+         */
+        private SendResult primingSend(DefaultMQProducer p, String key, int seq) throws Exception {
+            while (true) {
+                try {
+                    return p.send(ctx.message(key, seq));
+                } catch (Exception e) {
+                    if (ctx.expired()) {
+                        throw e;
+                    }
+                    ctx.out.emit(ctx.line("prime-error").put("key", key).put("error", String.valueOf(e)));
+                    Thread.sleep(intervalMs);
+                }
+            }
+        }
+
         @Override
         public boolean run(Json.Obj summary) throws Exception {
             DefaultMQProducer p = start();
             for (int i = 0; i < prime; i++) {
                 String key = ctx.keyPrefix + "-prime-" + i;
-                SendResult r = p.send(ctx.message(key, i));
+                SendResult r = primingSend(p, key, i);
                 if (r.getSendStatus() != SendStatus.SEND_OK) {
                     throw new IllegalStateException("priming send " + key + ": " + r.getSendStatus());
                 }
