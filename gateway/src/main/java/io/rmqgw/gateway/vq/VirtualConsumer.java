@@ -20,6 +20,7 @@ import io.rmqgw.routing.ClusterView;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -204,7 +205,7 @@ public final class VirtualConsumer {
             answerNotFound(session, opaque, encoding, Math.max(offset, group.headOffset(virtualQueue)));
             return;
         }
-        Pull p = group.pull(virtualQueue, holder, offset, share(maxMessages, 0));
+        Pull p = group.pull(virtualQueue, holder, offset, batch(maxMessages));
         if (p.status() == Pull.Status.FOUND) {
             answerFound(session, opaque, encoding, p);
         } else if (p.status() == Pull.Status.OFFSET_INVALID || (sysFlag & FLAG_SUSPEND) == 0 || suspendMillis <= 0) {
@@ -281,11 +282,9 @@ public final class VirtualConsumer {
         }
     }
 
-    /** Pulls waiting share what is available: each takes its part, at least one message. */
-    private int share(int maxMessages, int others) {
-        int available = group.available();
-        int part = others <= 0 ? available : (available + others) / (others + 1);
-        return Math.max(1, Math.min(maxMessages, part));
+    /** What a pull takes: up to its maxMsgNums of what is available, at least one message. */
+    private int batch(int maxMessages) {
+        return Math.max(1, Math.min(maxMessages, group.available()));
     }
 
     private void acknowledged(int count) {
@@ -295,21 +294,28 @@ public final class VirtualConsumer {
         }
     }
 
+    /**
+     * Answers held pulls while messages are available, the pulls of the least loaded virtual queues (fewest
+     * leases) first, each with a whole batch: consumers with the least work get more first (fairness without
+     * splitting), and batches stay as large as what arrived (few, full answers under high rates; a single
+     * message is answered at once under low rates).
+     */
     private void wakeHeld() {
-        if (held.isEmpty() || closed) {
+        if (held.isEmpty() || closed || !group.hasAvailable()) {
             return;
         }
-        int waiting = held.size();
-        Iterator<HeldPull> it = held.iterator();
-        while (it.hasNext() && group.hasAvailable()) {
-            HeldPull h = it.next();
-            waiting--;
-            Pull p = group.pull(h.virtualQueue(), h.holder(), h.offset(), share(h.maxMessages(), waiting));
+        List<HeldPull> byLoad = new ArrayList<>(held);
+        byLoad.sort(Comparator.comparingInt(h -> group.leaseCount(h.virtualQueue())));
+        for (HeldPull h : byLoad) {
+            if (!group.hasAvailable()) {
+                break;
+            }
+            Pull p = group.pull(h.virtualQueue(), h.holder(), h.offset(), batch(h.maxMessages()));
             if (p.status() == Pull.Status.FOUND) {
-                it.remove();
+                held.remove(h);
                 answerFound(h.session(), h.opaque(), h.encoding(), p);
             } else if (p.status() == Pull.Status.OFFSET_INVALID) {
-                it.remove();
+                held.remove(h);
                 answerNotFound(h.session(), h.opaque(), h.encoding(), p.nextOffset());
             }
         }
