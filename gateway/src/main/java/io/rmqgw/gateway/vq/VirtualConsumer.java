@@ -62,6 +62,13 @@ public final class VirtualConsumer {
     private static final long BROKER_SUSPEND_MILLIS = 15_000;
     private static final long MAX_CLIENT_HOLD_MILLIS = 20_000;
     /**
+     * A client whose pulls on a virtual queue are refused for this long, while the queue's owner neither pulled nor
+     * committed there, becomes its owner: the owner's start was a late one from a rebalance that then dropped the
+     * queue again (two clients' starts crossing), and the refused client is the one the queue belongs to. A pull in
+     * flight from a client that dropped the queue is a single pull, never a second of them.
+     */
+    static final long CLAIM_AFTER_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /**
      * While a window waits for acknowledgements, a pull held from a client that holds leases on its queue is
      * answered after this long: the client's next pull carries its commit offset, which acknowledges what it
      * consumed meanwhile. Otherwise acknowledgements would wait for its offset persist (every 5 s), and a full
@@ -94,6 +101,10 @@ public final class VirtualConsumer {
      * its queues across a gateway restart pulls without asking again).
      */
     private final Map<Integer, Long> owners = new HashMap<>();
+    /** Virtual queue to when its owner last started, pulled or committed there (System.nanoTime()). */
+    private final Map<Integer, Long> ownerSeen = new HashMap<>();
+    /** Virtual queue to the client whose pulls there are refused (not its owner), since its first refusal. */
+    private final Map<Integer, Claim> claims = new HashMap<>();
     private Subscription subscription = Subscription.ALL;
     /** Where a real queue the group never committed on starts: as its clients' heartbeats ask. */
     private StartPoint startPoint = StartPoint.LAST;
@@ -199,6 +210,16 @@ public final class VirtualConsumer {
             acknowledged(group.commit(virtualQueue, holder, commitOffset));
         }
         Long owner = owners.get(virtualQueue);
+        if (!draining && owner != null && owner != holder && claimed(virtualQueue, holder, owner)) {
+            log.info("vq {} {}: virtual queue {} passes to the client that kept pulling it; its owner by a later start"
+                + " was quiet for {} ms", config.group(), config.topic(), virtualQueue,
+                TimeUnit.NANOSECONDS.toMillis(CLAIM_AFTER_NANOS));
+            owners.put(virtualQueue, holder);
+            owner = holder;
+        }
+        if (owner != null && owner == holder) {
+            ownerSeen.put(virtualQueue, System.nanoTime());
+        }
         if (draining || (owner != null && owner != holder)) {
             // a pull from a client the queue was taken from (in flight when the rebalance moved it): it has
             // dropped the queue and would throw the messages away
@@ -223,8 +244,35 @@ public final class VirtualConsumer {
         long holder = holderOf(channel);
         watch(holder, channel);
         if (!closed) {
+            if (Long.valueOf(holder).equals(owners.get(virtualQueue))) {
+                ownerSeen.put(virtualQueue, System.nanoTime());
+            }
             acknowledged(group.commit(virtualQueue, holder, offset));
         }
+    }
+
+    /**
+     * A pull from {@code holder}, not the queue's owner: whether it now takes the queue over ({@link #CLAIM_AFTER_NANOS}
+     * of refused pulls while the owner was quiet there, no pull of the owner's held).
+     */
+    private boolean claimed(int virtualQueue, long holder, long owner) {
+        long now = System.nanoTime();
+        Claim claim = claims.get(virtualQueue);
+        if (claim == null || claim.holder() != holder) {
+            claims.put(virtualQueue, new Claim(holder, now));
+            return false;
+        }
+        Long seen = ownerSeen.get(virtualQueue);
+        boolean ownerQuiet = (seen == null || now - seen >= CLAIM_AFTER_NANOS)
+            && held.stream().noneMatch(h -> h.virtualQueue() == virtualQueue && h.holder() == owner);
+        if (now - claim.sinceNanos() >= CLAIM_AFTER_NANOS && ownerQuiet) {
+            claims.remove(virtualQueue);
+            return true;
+        }
+        return false;
+    }
+
+    private record Claim(long holder, long sinceNanos) {
     }
 
     /** The head of a virtual queue (GET_MAX_OFFSET). */
@@ -243,6 +291,8 @@ public final class VirtualConsumer {
         long holder = holderOf(channel);
         watch(holder, channel);
         owners.put(virtualQueue, holder);
+        ownerSeen.put(virtualQueue, System.nanoTime());
+        claims.remove(virtualQueue);
         // pulls waiting on the queue belong to ownerships this rebalance ended: their clients dropped the queue
         // and throw answers away, so they must not lease anything
         for (Iterator<HeldPull> it = held.iterator(); it.hasNext(); ) {
@@ -275,6 +325,8 @@ public final class VirtualConsumer {
     void holderGone(long holder) {
         watched.remove(holder);
         owners.values().removeIf(h -> h == holder);
+        ownerSeen.keySet().retainAll(owners.keySet());
+        claims.values().removeIf(c -> c.holder() == holder);
         held.removeIf(h -> h.holder() == holder);
         if (!closed && group.holderGone(holder) > 0) {
             sendDeadLetters();

@@ -175,6 +175,42 @@ class VirtualBrokerTest {
         }
     }
 
+    /**
+     * Two rebalances crossing (seen with the Go client, whose consumers start together): b starts on queue 0, then a's
+     * start from an older view of the group makes a its owner, and a drops the queue again at once. b, refused, keeps
+     * pulling; once a has been quiet there for a second, b's pulls count again.
+     */
+    @Test
+    @CoversCodes({RequestCode.QUERY_CONSUMER_OFFSET, RequestCode.PULL_MESSAGE})
+    void aClientThatKeepsPullingAQueueALaterStarterLeftTakesItOver() throws Exception {
+        try (RawClient a = RawClient.connect(virtualPort()); RawClient b = RawClient.connect(virtualPort())) {
+            b.send(queryOffset(1, 0));
+            assertEquals(Wire.SUCCESS, answerTo(b, 1).code());
+            a.send(queryOffset(2, 0));
+            assertEquals(Wire.SUCCESS, answerTo(a, 2).code());
+            long start = System.nanoTime();
+            int refused = 0;
+            boolean held = false;
+            for (int opaque = 10; opaque < 200 && !held; opaque++) {
+                b.send(pull(opaque, 0));
+                try {
+                    Wire.Frame answer = b.read(Duration.ofMillis(500));
+                    assertEquals(ResponseCode.PULL_NOT_FOUND, answer.code(), answer.remark());
+                    refused++;
+                    TimeUnit.MILLISECONDS.sleep(50);
+                } catch (AssertionError noAnswerYet) {
+                    held = true; // b owns the queue: its pull waits for messages
+                }
+            }
+            assertTrue(held, "b never took the queue over");
+            assertTrue(refused > 0, "refused at first: a was the owner");
+            assertTrue(System.nanoTime() - start >= VirtualConsumer.CLAIM_AFTER_NANOS, "not before a was quiet a second");
+            // a, the owner before, is refused now (b's pull is held, so a's claim cannot start over it)
+            a.send(pull(300, 0));
+            assertEquals(ResponseCode.PULL_NOT_FOUND, answerTo(a, 300).code());
+        }
+    }
+
     @Test
     @CoversCodes(RequestCode.PULL_MESSAGE)
     void aStoppingGatewayAnswersHeldPullsAtOnce() throws Exception {

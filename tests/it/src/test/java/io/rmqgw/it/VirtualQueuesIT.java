@@ -310,7 +310,8 @@ class VirtualQueuesIT {
         return stats(gateway, consumer);
     }
 
-    private static VirtualQueueStats stats(GatewayFixture on, VirtualConsumer consumer) {
+    /** The consumer's stats, read on the gateway's virtual-queue loop (GoClientIT too). */
+    static VirtualQueueStats stats(GatewayFixture on, VirtualConsumer consumer) {
         try {
             return on.gateway().virtualQueues().loop().submit(consumer::stats).get(5, TimeUnit.SECONDS);
         } catch (Exception e) {

@@ -251,6 +251,6 @@ public final class ScenarioProcess implements AutoCloseable {
 
     @Override
     public String toString() {
-        return version + " " + scenario + " pid " + pid();
+        return (version == null ? "client-go" : version) + " " + scenario + " pid " + pid();
     }
 }

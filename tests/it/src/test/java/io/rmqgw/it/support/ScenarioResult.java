@@ -13,6 +13,7 @@ import java.util.stream.Collectors;
  * A finished scenario JVM: exit status, every JSON line it printed, the summary line, stderr's
  * tail, and the TCP connections sampled while it ran.
  *
+ * @param version     the Java client version, {@code null} for the Go client ({@link ScenarioRunner#goScenario})
  * @param exitCode    the process status (0 ok, 1 expectation failed, 2 usage, 3 threw), -1 if killed on timeout
  * @param timedOut    the runner killed it after its limit
  * @param lines       every JSON object line of stdout, in order
@@ -24,6 +25,11 @@ import java.util.stream.Collectors;
 public record ScenarioResult(ClientVersion version, String scenario, List<String> command, long pid, int exitCode,
                              boolean timedOut, Duration elapsed, List<JsonNode> lines, JsonNode summary,
                              String stderrTail, Path workDir, Set<ProcSockets.TcpConnection> connections) {
+
+    /** {@code client-<version>}, or {@code client-go}. */
+    public String client() {
+        return version == null ? "client-go" : version.toString();
+    }
 
     /** Exit status 0 and {@code "ok": true} in the summary. */
     public boolean ok() {
@@ -75,7 +81,7 @@ public record ScenarioResult(ClientVersion version, String scenario, List<String
 
     /** For assertion messages: command, status, summary and stderr's tail. */
     public String describe() {
-        return version + " " + scenario + " pid " + pid + " exit " + exitCode + (timedOut ? " (TIMED OUT)" : "")
+        return client() + " " + scenario + " pid " + pid + " exit " + exitCode + (timedOut ? " (TIMED OUT)" : "")
             + " after " + elapsed.toMillis() + " ms\n  summary: " + summary
             + "\n  work dir: " + workDir
             + "\n  command: " + String.join(" ", command.subList(Math.max(0, command.size() - 16), command.size()))
@@ -84,6 +90,6 @@ public record ScenarioResult(ClientVersion version, String scenario, List<String
 
     @Override
     public String toString() {
-        return version + " " + scenario + " exit " + exitCode + " " + elapsed.toMillis() + " ms";
+        return client() + " " + scenario + " exit " + exitCode + " " + elapsed.toMillis() + " ms";
     }
 }

@@ -49,7 +49,17 @@ public final class ScenarioRunner {
     }
 
     public static Spec scenario(ClientVersion version, String scenario) {
-        return new Spec(version, scenario);
+        return new Spec(Objects.requireNonNull(version), scenario);
+    }
+
+    /**
+     * The Go client's scenario program ({@link GoClient}, tests/client-go: sync-send, batch-send, fanout-send,
+     * push-consume) with the same options and result lines; JVM options, system properties and the rebalance
+     * interval do not apply (the Go client rebalances every 20 s and when the broker notifies it). Its
+     * {@link ScenarioResult#version()} is {@code null}.
+     */
+    public static Spec goScenario(String scenario) {
+        return new Spec(null, scenario);
     }
 
     /** One directory per test JVM: {@code <rmqgw.it.workDir>/scenarios-HHmmss-<pid>/}. */
@@ -79,7 +89,7 @@ public final class ScenarioRunner {
         private Duration rebalanceInterval = Duration.ofSeconds(2);
 
         Spec(ClientVersion version, String scenario) {
-            this.version = Objects.requireNonNull(version);
+            this.version = version;
             this.scenario = Objects.requireNonNull(scenario);
         }
 
@@ -142,6 +152,7 @@ public final class ScenarioRunner {
             return this;
         }
 
+        /** The Java client version; {@code null} for the Go client. */
         public ClientVersion version() {
             return version;
         }
@@ -160,9 +171,21 @@ public final class ScenarioRunner {
                 timeout(timeout);
             }
             Path workDir = workRoot().resolve(String.format("%04d-%s-%s", RUNS.incrementAndGet(), scenario,
-                version.version()));
+                version == null ? "go" : version.version()));
             Files.createDirectories(workDir.resolve("home"));
             List<String> command = new ArrayList<>();
+            if (version == null) {
+                command.add(GoClient.binary().toString());
+                command.add(scenario);
+                command.add("--log-dir");
+                command.add(workDir.resolve("logs").toString());
+                args.forEach((k, v) -> {
+                    command.add("--" + k);
+                    command.add(v);
+                });
+                return ScenarioProcess.start(null, scenario, command, workDir, timeout.plus(PROCESS_GRACE),
+                    sampleInterval);
+            }
             command.add(javaBinary());
             command.addAll(jvmOptions);
             command.add("-Duser.home=" + workDir.resolve("home"));
