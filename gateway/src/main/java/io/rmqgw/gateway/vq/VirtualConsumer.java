@@ -20,7 +20,6 @@ import io.rmqgw.routing.ClusterView;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -347,27 +346,23 @@ public final class VirtualConsumer {
     }
 
     /**
-     * Answers held pulls while messages are available, the pulls of the least loaded virtual queues (fewest
-     * leases) first, each with a whole batch: consumers with the least work get more first (fairness without
-     * splitting), and batches stay as large as what arrived (few, full answers under high rates; a single
-     * message is answered at once under low rates).
+     * Answers held pulls while messages are available, longest waiting first, each with a whole batch (up to its
+     * maxMsgNums): answers stay as large as what arrived (few, full answers under high rates; a single message is
+     * answered at once under low rates), and a client answered pulls again at the back of the line.
      */
     private void wakeHeld() {
-        if (held.isEmpty() || closed || !group.hasAvailable()) {
+        if (held.isEmpty() || closed) {
             return;
         }
-        List<HeldPull> byLoad = new ArrayList<>(held);
-        byLoad.sort(Comparator.comparingInt(h -> group.leaseCount(h.virtualQueue())));
-        for (HeldPull h : byLoad) {
-            if (!group.hasAvailable()) {
-                break;
-            }
+        Iterator<HeldPull> it = held.iterator();
+        while (it.hasNext() && group.hasAvailable()) {
+            HeldPull h = it.next();
             Pull p = group.pull(h.virtualQueue(), h.holder(), h.offset(), batch(h.maxMessages()));
             if (p.status() == Pull.Status.FOUND) {
-                held.remove(h);
+                it.remove();
                 answerFound(h.session(), h.opaque(), h.encoding(), p);
             } else if (p.status() == Pull.Status.OFFSET_INVALID) {
-                held.remove(h);
+                it.remove();
                 answerNotFound(h.session(), h.opaque(), h.encoding(), p.nextOffset());
             }
         }

@@ -434,12 +434,6 @@ public final class VirtualQueueGroup {
         return ended;
     }
 
-    /** Leases in flight on {@code virtualQueue}, whoever holds them. */
-    public int leaseCount(int virtualQueue) {
-        VirtualQueue v = virtualQueues.get(virtualQueue);
-        return v == null ? 0 : v.leases.size();
-    }
-
     /** Whether {@code holder} holds a lease on {@code virtualQueue}: its next commit there acknowledges something. */
     public boolean holdsLeases(int virtualQueue, long holder) {
         VirtualQueue v = virtualQueues.get(virtualQueue);
