@@ -1242,7 +1242,7 @@ def vq_summary(results, vq_metrics, a):
         return x / y if x is not None and y else None
 
     lines = [f"Virtual queues (issue 11): topics of {VQ_QUEUES} queues, per-real-queue {a.vq_per_real_queue}, lease-timeout "
-             f"{f'{a.vq_lease_timeout:g}s' if a.vq_lease_timeout else 'default (60s)'}, slow work {a.vq_work * 1000:g} ms, "
+             f"{f'{a.vq_lease_timeout:g}s' if a.vq_lease_timeout else 'the gateway default (15s)'}, slow work {a.vq_work * 1000:g} ms, "
              f"rocketmq-client 5.4.0, medians of {a.rounds} rounds", ""]
     lines.append("| workload | target | consumers x threads | median msg/s | runs msg/s | ratio to direct (per round) |")
     lines.append("|---|---|---|---:|---|---|")
@@ -1477,7 +1477,7 @@ def main():
     p.add_argument("--vq-per-real-queue", type=int, default=4,
                    help="--only virtual-queues: the groups' per-real-queue (default 4)")
     p.add_argument("--vq-lease-timeout", type=seconds, default=0.0,
-                   help="--only virtual-queues: the groups' lease-timeout (default: the gateway's, 60s)")
+                   help="--only virtual-queues: the groups' lease-timeout (default: the gateway's, 15s)")
     p.add_argument("--vq-warmup", type=seconds, default=10.0,
                    help="--only virtual-queues: warm-up of the slow runs, from the first message (default 10s)")
     p.add_argument("--vq-slow-backlog", type=int, default=0,
