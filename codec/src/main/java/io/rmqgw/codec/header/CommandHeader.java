@@ -9,6 +9,8 @@ import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.MalformedReason;
 import io.rmqgw.codec.frame.RemotingHeader;
 import io.rmqgw.codec.json.BinaryToJson;
+import io.rmqgw.codec.name.NameCheck;
+import io.rmqgw.codec.name.NameValidator;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -359,6 +361,26 @@ public abstract class CommandHeader implements ReferenceCounted {
     final int valueLength(int slot) {
         int e = slots[slot];
         return e < 0 ? -1 : intAt(e + 2 + shortAt(e));
+    }
+
+    /** The broker's topic check (a send's, with the forbidden system topics, when {@code send}) on the raw bytes of the field in {@code slot}. */
+    final NameCheck checkTopic(int slot, NameValidator validator, boolean send) {
+        int length = valueLength(slot);
+        byte[] a = imageArray;
+        if (a != null) {
+            int at = OWN_HEAD_ROOM + valueIndex(slot);
+            return send ? validator.checkSendTopic(a, at, length) : validator.checkTopic(a, at, length);
+        }
+        int at = valueIndex(slot);
+        return send ? validator.checkSendTopic(image, at, length) : validator.checkTopic(image, at, length);
+    }
+
+    /** The broker's group check on the raw bytes of the field in {@code slot}. */
+    final NameCheck checkGroup(int slot, NameValidator validator) {
+        int length = valueLength(slot);
+        byte[] a = imageArray;
+        return a != null ? validator.checkGroup(a, OWN_HEAD_ROOM + valueIndex(slot), length)
+            : validator.checkGroup(image, valueIndex(slot), length);
     }
 
     final String string(int slot) {
