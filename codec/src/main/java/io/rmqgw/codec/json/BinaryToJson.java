@@ -261,6 +261,21 @@ public final class BinaryToJson {
             if (i >= end) {
                 break;
             }
+            if (a.length - i >= 8) {
+                // the last one to seven bytes as one word too (whatever follows them in the array masked off)
+                long keep = -1L >>> (64 - 8 * (end - i));
+                long x = (long) LONG.get(a, i) & keep;
+                long t = needsEscape(x) & keep;
+                high |= x;
+                LONG.set(o, w, x);
+                if (t == 0) {
+                    w += end - i;
+                    break;
+                }
+                int plain = Long.numberOfTrailingZeros(t) >>> 3;
+                i += plain;
+                w += plain;
+            }
             high |= a[i];
             w = escapedByte(a[i++], o, w);
         }
