@@ -380,8 +380,10 @@ public final class BinaryToJson {
     }
 
     private static int getInt(byte[] a, int at) {
-        return (a[at] & 0xFF) << 24 | (a[at + 1] & 0xFF) << 16 | (a[at + 2] & 0xFF) << 8 | a[at + 3] & 0xFF;
+        return (int) INT.get(a, at); // one load, not four byte loads and shifts
     }
+
+    private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
 
     private static byte[] ascii(String s) {
         byte[] b = new byte[s.length()];
