@@ -18,6 +18,7 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  * java -Xms1g -Xmx1g -Dio.netty.leakDetection.level=disabled -Dio.netty.allocator.useCacheForAllThreads=true -Dio.netty.recycler.batchFastThreadLocalOnly=false \
  *     -cp target/benchmarks.jar io.rmqgw.benchmarks.CpuTime send 0     # or: send 4096, pull JSON, pull ROCKETMQ
  * </pre>
+ * {@code -Donly=name,...} runs only those methods (to profile one, e.g. under JFR).
  * Prints per method the median and the range (min..max) over {@code rounds} of the CPU nanoseconds
  * per operation, and the bytes allocated per operation.
  */
@@ -58,6 +59,10 @@ public final class CpuTime {
             ops.put("rocketmqRemoting497", b::rocketmqRemoting497);
             ops.put("gatewayFrame", b::gatewayFrame);
             ops.put("gatewayTyped", b::gatewayTyped);
+        }
+        String only = System.getProperty("only"); // e.g. -Donly=gatewayFrame, to profile one method
+        if (only != null) {
+            ops.keySet().retainAll(List.of(only.split(",")));
         }
         long sink = 0;
         Map<String, List<Double>> ns = new LinkedHashMap<>();

@@ -81,7 +81,8 @@ final class BinaryHeaderReader {
         int entriesStart = 8 + remarkLength; // image index 0 = the remark length field, as for a binary frame
         h.index(b, t, REMARK_OFFSET);
         int imageLength = t.length() - REMARK_OFFSET;
-        System.arraycopy(b, REMARK_OFFSET, h.ownArray(imageLength), 0, imageLength);
+        // the fixed fields too: they land just in front of the image, where a binary frame head is put together
+        System.arraycopy(b, 0, h.ownArray(imageLength), CommandHeader.OWN_HEAD_ROOM - REMARK_OFFSET, t.length());
         h.useOwnImage(imageLength);
         h.source = SerializeType.JSON;
         h.code = t.code();

@@ -9,6 +9,8 @@ import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.MalformedReason;
 import io.rmqgw.codec.frame.RemotingHeader;
 import io.rmqgw.codec.json.BinaryToJson;
+import io.rmqgw.codec.name.NameCheck;
+import io.rmqgw.codec.name.NameValidator;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -102,6 +104,17 @@ public abstract class CommandHeader implements ReferenceCounted {
     /** This header's own image storage (reused with the header from the pool), and its buffer view. */
     private byte[] ownArray;
     private ByteBuf ownImage;
+    /**
+     * The own array while it is the image, else null: typed reads then index it directly (image index
+     * i is {@code imageArray[OWN_HEAD_ROOM + i]}) instead of going through the buffer's checked accessors.
+     */
+    byte[] imageArray;
+
+    /**
+     * Bytes of the own array in front of the image: room for the frame prefix and the fixed fields, so
+     * that a header transcoded from JSON goes out as a binary frame head in one bulk copy.
+     */
+    static final int OWN_HEAD_ROOM = 8 + FIXED_FIELDS_LENGTH;
 
     CommandHeader(HeaderKind kind, ObjectPool.Handle<CommandHeader> handle) {
         this.kind = kind;
@@ -109,18 +122,42 @@ public abstract class CommandHeader implements ReferenceCounted {
         this.slots = kind.keys.size() == 0 ? NO_SLOTS : new int[kind.keys.size()];
     }
 
-    /** Own image storage of at least {@code length} bytes, not yet the image: see {@link #useOwnImage(int)}. */
+    /**
+     * Own image storage for an image of {@code length} bytes, not yet the image (see
+     * {@link #useOwnImage(int)}); the image goes from index {@link #OWN_HEAD_ROOM} on.
+     */
     final byte[] ownArray(int length) {
-        if (ownArray == null || ownArray.length < length) {
-            ownArray = new byte[Math.max(length, 512)];
-            ownImage = Unpooled.wrappedBuffer(ownArray);
+        if (ownArray == null || ownArray.length < OWN_HEAD_ROOM + length) {
+            ownArray = new byte[Math.max(OWN_HEAD_ROOM + length, 512)];
+            ownImage = Unpooled.wrappedBuffer(ownArray, OWN_HEAD_ROOM, ownArray.length - OWN_HEAD_ROOM);
         }
         return ownArray;
     }
 
-    /** Makes the first {@code length} bytes of the own array the image. */
+    /** Makes the {@code length} bytes of the own array from {@link #OWN_HEAD_ROOM} on the image. */
     final void useOwnImage(int length) {
         image = ownImage.setIndex(0, length);
+        imageArray = ownArray;
+    }
+
+    /** The big-endian short at image index {@code i}. */
+    private int shortAt(int i) {
+        byte[] a = imageArray;
+        if (a != null) {
+            int j = OWN_HEAD_ROOM + i;
+            return (short) ((a[j] & 0xFF) << 8 | a[j + 1] & 0xFF);
+        }
+        return image.getShort(i);
+    }
+
+    /** The big-endian int at image index {@code i}. */
+    private int intAt(int i) {
+        byte[] a = imageArray;
+        if (a != null) {
+            int j = OWN_HEAD_ROOM + i;
+            return (a[j] & 0xFF) << 24 | (a[j + 1] & 0xFF) << 16 | (a[j + 2] & 0xFF) << 8 | a[j + 3] & 0xFF;
+        }
+        return image.getInt(i);
     }
 
     /** Releases the image unless it is the header's own array. */
@@ -245,15 +282,15 @@ public abstract class CommandHeader implements ReferenceCounted {
     /** The key of entry {@code index} (in wire order); null for a zero-length binary key. */
     public String key(int index) {
         int e = entryOffset(index);
-        int keyLength = image.getShort(e);
+        int keyLength = shortAt(e);
         return stringOrNull(e + 2, keyLength);
     }
 
     /** The value of entry {@code index} (in wire order); see the class doc for empty values. */
     public String value(int index) {
         int e = entryOffset(index);
-        int v = e + 2 + image.getShort(e);
-        return stringOrNull(v + 4, image.getInt(v));
+        int v = e + 2 + shortAt(e);
+        return stringOrNull(v + 4, intAt(v));
     }
 
     /** The value of the last entry named {@code key} (the one a receiver's map keeps), or null. */
@@ -262,8 +299,8 @@ public abstract class CommandHeader implements ReferenceCounted {
         if (e < 0) {
             return null;
         }
-        int v = e + 2 + image.getShort(e);
-        return stringOrNull(v + 4, image.getInt(v));
+        int v = e + 2 + shortAt(e);
+        return stringOrNull(v + 4, intAt(v));
     }
 
     public boolean contains(String key) {
@@ -317,13 +354,33 @@ public abstract class CommandHeader implements ReferenceCounted {
     /** Index of the value bytes of the field in {@code slot} in {@link #image()}, or -1. */
     final int valueIndex(int slot) {
         int e = slots[slot];
-        return e < 0 ? -1 : e + 2 + image.getShort(e) + 4;
+        return e < 0 ? -1 : e + 2 + shortAt(e) + 4;
     }
 
     /** Length of the value bytes of the field in {@code slot}, or -1 when absent. */
     final int valueLength(int slot) {
         int e = slots[slot];
-        return e < 0 ? -1 : image.getInt(e + 2 + image.getShort(e));
+        return e < 0 ? -1 : intAt(e + 2 + shortAt(e));
+    }
+
+    /** The broker's topic check (a send's, with the forbidden system topics, when {@code send}) on the raw bytes of the field in {@code slot}. */
+    final NameCheck checkTopic(int slot, NameValidator validator, boolean send) {
+        int length = valueLength(slot);
+        byte[] a = imageArray;
+        if (a != null) {
+            int at = OWN_HEAD_ROOM + valueIndex(slot);
+            return send ? validator.checkSendTopic(a, at, length) : validator.checkTopic(a, at, length);
+        }
+        int at = valueIndex(slot);
+        return send ? validator.checkSendTopic(image, at, length) : validator.checkTopic(image, at, length);
+    }
+
+    /** The broker's group check on the raw bytes of the field in {@code slot}. */
+    final NameCheck checkGroup(int slot, NameValidator validator) {
+        int length = valueLength(slot);
+        byte[] a = imageArray;
+        return a != null ? validator.checkGroup(a, OWN_HEAD_ROOM + valueIndex(slot), length)
+            : validator.checkGroup(image, valueIndex(slot), length);
     }
 
     final String string(int slot) {
@@ -331,8 +388,8 @@ public abstract class CommandHeader implements ReferenceCounted {
         if (e < 0) {
             return null;
         }
-        int v = e + 2 + image.getShort(e);
-        return stringOrNull(v + 4, image.getInt(v));
+        int v = e + 2 + shortAt(e);
+        return stringOrNull(v + 4, intAt(v));
     }
 
     final long longValue(int slot) {
@@ -340,8 +397,8 @@ public abstract class CommandHeader implements ReferenceCounted {
         if (e < 0) {
             return ABSENT_LONG;
         }
-        int v = e + 2 + image.getShort(e);
-        return Ascii.parseLong(image, v + 4, image.getInt(v), ABSENT_LONG);
+        int v = e + 2 + shortAt(e);
+        return Ascii.parseLong(image, v + 4, intAt(v), ABSENT_LONG);
     }
 
     final int intValue(int slot) {
@@ -355,8 +412,8 @@ public abstract class CommandHeader implements ReferenceCounted {
         if (e < 0) {
             return false;
         }
-        int v = e + 2 + image.getShort(e);
-        return Ascii.parseBoolean(image, v + 4, image.getInt(v));
+        int v = e + 2 + shortAt(e);
+        return Ascii.parseBoolean(image, v + 4, intAt(v));
     }
 
     final CommandHeader putSlot(int slot, long value) {
@@ -430,6 +487,45 @@ public abstract class CommandHeader implements ReferenceCounted {
         if (!canEncode(type)) {
             throw new IllegalStateException("code " + code + " / version " + version + " does not fit the binary header");
         }
+    }
+
+    /**
+     * Writes the frame prefix ({@code totalLength}, {@code typeAndLength}) and the binary header to
+     * {@code out}; returns the bytes written. A header transcoded from JSON and not changed since is
+     * written from its own array in one copy, the prefix and fixed fields put in front of its image.
+     */
+    final int writeBinaryFrameHead(ByteBuf out, int totalLength, int typeAndLength) {
+        requireEncodable(SerializeType.ROCKETMQ);
+        byte[] a = imageArray;
+        if (imageIsTail && a != null) {
+            putInt(a, 0, totalLength);
+            putInt(a, 4, typeAndLength);
+            putFixedFields(a, 8);
+            int n = OWN_HEAD_ROOM + entriesEnd;
+            out.writeBytes(a, 0, n);
+            return n;
+        }
+        out.ensureWritable(8 + binaryLength());
+        out.writeInt(totalLength);
+        out.writeInt(typeAndLength);
+        return 8 + writeBinary(out);
+    }
+
+    private void putFixedFields(byte[] a, int at) {
+        a[at] = (byte) (code >> 8);
+        a[at + 1] = (byte) code;
+        a[at + 2] = language;
+        a[at + 3] = (byte) (version >> 8);
+        a[at + 4] = (byte) version;
+        putInt(a, at + 5, opaque);
+        putInt(a, at + 9, flag);
+    }
+
+    private static void putInt(byte[] a, int at, int v) {
+        a[at] = (byte) (v >>> 24);
+        a[at + 1] = (byte) (v >>> 16);
+        a[at + 2] = (byte) (v >>> 8);
+        a[at + 3] = (byte) v;
     }
 
     int writeBinary(ByteBuf out) {
@@ -517,8 +613,8 @@ public abstract class CommandHeader implements ReferenceCounted {
             int e = entriesStart;
             for (int i = 0; i < entryCount; i++) {
                 o[i] = e;
-                int v = e + 2 + image.getShort(e);
-                e = v + 4 + image.getInt(v);
+                int v = e + 2 + shortAt(e);
+                e = v + 4 + intAt(v);
             }
             offsets = o;
         }
@@ -535,12 +631,12 @@ public abstract class CommandHeader implements ReferenceCounted {
         int found = -1;
         int e = entriesStart;
         while (e < entriesEnd) {
-            int keyLength = image.getShort(e);
+            int keyLength = shortAt(e);
             if (keyLength == k.length && keyEquals(e + 2, k)) {
                 found = e;
             }
             int v = e + 2 + keyLength;
-            e = v + 4 + image.getInt(v);
+            e = v + 4 + intAt(v);
         }
         return found;
     }
@@ -591,6 +687,7 @@ public abstract class CommandHeader implements ReferenceCounted {
         }
         ByteBuf previous = image;
         image = next;
+        imageArray = null;
         releaseImage(previous);
         imageIsTail = false;
         entriesStart = 0;
@@ -724,6 +821,7 @@ public abstract class CommandHeader implements ReferenceCounted {
     /** Forgets everything decoded and returns the object to its kind's pool. */
     private void recycle() {
         image = null;
+        imageArray = null;
         if (ownArray != null && ownArray.length > OWN_ARRAY_KEEP_LIMIT) {
             ownArray = null; // a rare huge header does not stay pinned in the pool
             ownImage = null;

@@ -77,11 +77,7 @@ public final class HeaderTranscoder {
         if (type == SerializeType.ROCKETMQ) {
             header.requireEncodable(type);
             int length = header.binaryLength();
-            out.ensureWritable(RemotingFrame.PREFIX_LENGTH + length);
-            out.writeInt(4 + length + bodyLength);
-            out.writeInt(typeAndLength(type, length));
-            header.writeBinary(out);
-            return RemotingFrame.PREFIX_LENGTH + length;
+            return header.writeBinaryFrameHead(out, 4 + length + bodyLength, typeAndLength(type, length));
         }
         BinaryToJson json = header.renderJson();
         return writeHead(json.bytes(), json.length(), type, bodyLength, out);
@@ -92,10 +88,9 @@ public final class HeaderTranscoder {
         if (type == SerializeType.ROCKETMQ) {
             header.requireEncodable(type);
             int length = header.binaryLength();
+            int prefix = typeAndLength(type, length);
             ByteBuf out = alloc.buffer(RemotingFrame.PREFIX_LENGTH + length);
-            out.writeInt(4 + length + bodyLength);
-            out.writeInt(typeAndLength(type, length));
-            header.writeBinary(out);
+            header.writeBinaryFrameHead(out, 4 + length + bodyLength, prefix);
             return out;
         }
         BinaryToJson json = header.renderJson();

@@ -89,11 +89,11 @@ public final class PullRequestHeader extends CommandHeader {
     }
 
     public NameCheck checkTopic(NameValidator validator) {
-        return validator.checkTopic(image, valueIndex(TOPIC), valueLength(TOPIC));
+        return checkTopic(TOPIC, validator, false);
     }
 
     public NameCheck checkGroup(NameValidator validator) {
-        return validator.checkGroup(image, valueIndex(CONSUMER_GROUP), valueLength(CONSUMER_GROUP));
+        return checkGroup(CONSUMER_GROUP, validator);
     }
 
     public PullRequestHeader setQueueId(int queueId) {

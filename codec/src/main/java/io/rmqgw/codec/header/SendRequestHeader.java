@@ -111,11 +111,11 @@ public final class SendRequestHeader extends CommandHeader {
 
     /** Checks the topic as a broker checks it on a send (forbidden system topics included), on the raw bytes. */
     public NameCheck checkTopic(NameValidator validator) {
-        return validator.checkSendTopic(image, valueIndex(TOPIC), valueLength(TOPIC));
+        return checkTopic(TOPIC, validator, true);
     }
 
     public NameCheck checkGroup(NameValidator validator) {
-        return validator.checkGroup(image, valueIndex(PRODUCER_GROUP), valueLength(PRODUCER_GROUP));
+        return checkGroup(PRODUCER_GROUP, validator);
     }
 
     public SendRequestHeader setQueueId(int queueId) {

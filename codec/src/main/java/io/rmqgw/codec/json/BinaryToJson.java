@@ -261,6 +261,21 @@ public final class BinaryToJson {
             if (i >= end) {
                 break;
             }
+            if (a.length - i >= 8) {
+                // the last one to seven bytes as one word too (whatever follows them in the array masked off)
+                long keep = -1L >>> (64 - 8 * (end - i));
+                long x = (long) LONG.get(a, i) & keep;
+                long t = needsEscape(x) & keep;
+                high |= x;
+                LONG.set(o, w, x);
+                if (t == 0) {
+                    w += end - i;
+                    break;
+                }
+                int plain = Long.numberOfTrailingZeros(t) >>> 3;
+                i += plain;
+                w += plain;
+            }
             high |= a[i];
             w = escapedByte(a[i++], o, w);
         }
@@ -365,8 +380,10 @@ public final class BinaryToJson {
     }
 
     private static int getInt(byte[] a, int at) {
-        return (a[at] & 0xFF) << 24 | (a[at + 1] & 0xFF) << 16 | (a[at + 2] & 0xFF) << 8 | a[at + 3] & 0xFF;
+        return (int) INT.get(a, at); // one load, not four byte loads and shifts
     }
+
+    private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
 
     private static byte[] ascii(String s) {
         byte[] b = new byte[s.length()];

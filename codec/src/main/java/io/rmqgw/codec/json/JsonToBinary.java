@@ -106,6 +106,43 @@ public final class JsonToBinary {
     private static final byte[] REMARK = ascii("remark");
     private static final byte[] VERSION = ascii("version");
 
+    // top-level fields, by what the scan does with their values
+    private static final int F_OTHER = 0;
+    private static final int F_CODE = 1;
+    private static final int F_EXT_FIELDS = 2;
+    private static final int F_FLAG = 3;
+    private static final int F_LANGUAGE = 4;
+    private static final int F_OPAQUE = 5;
+    private static final int F_REMARK = 6;
+    private static final int F_VERSION = 7;
+    /** {@code "serializeTypeCurrentRPC":"JSON"} matched whole, value included: nothing left to read. */
+    private static final int F_DONE = 8;
+
+    /*
+     * The top-level names as fastjson 1 and fastjson2 write them (quotes and colon, no whitespace),
+     * packed little-endian eight bytes to a word, so that a name is matched with one or two long
+     * compares instead of byte by byte. A name written any other way goes the general way.
+     */
+    private static final long W_CODE = word("\"code\":", 0);
+    private static final long W_EXT_FIELDS = word("\"extFields\":", 0);
+    private static final long W_EXT_FIELDS_2 = word("\"extFields\":", 8);
+    private static final long W_FLAG = word("\"flag\":", 0);
+    private static final long W_LANGUAGE = word("\"language\":", 0);
+    private static final long W_LANGUAGE_2 = word("\"language\":", 8);
+    private static final long W_OPAQUE = word("\"opaque\":", 0);
+    private static final long W_REMARK = word("\"remark\":", 0);
+    private static final long W_VERSION = word("\"version\":", 0);
+    private static final long W_VERSION_2 = word("\"version\":", 8);
+    private static final long W_SERIALIZE_TYPE = word("\"serializeTypeCurrentRPC\":\"JSON\"", 0);
+    private static final long W_SERIALIZE_TYPE_2 = word("\"serializeTypeCurrentRPC\":\"JSON\"", 8);
+    private static final long W_SERIALIZE_TYPE_3 = word("\"serializeTypeCurrentRPC\":\"JSON\"", 16);
+    private static final long W_SERIALIZE_TYPE_4 = word("\"serializeTypeCurrentRPC\":\"JSON\"", 24);
+    private static final long W_JAVA = word("\"JAVA\"", 0);
+    private static final byte JAVA_CODE = LanguageCode.JAVA.getCode();
+    /** {@code "k":"} with any k: bytes 0, 2, 3 and 4 of a word. */
+    private static final long ONE_BYTE_KEY_MASK = 0xFF_FF_FF_00_FFL;
+    private static final long ONE_BYTE_KEY = word("\"?\":\"", 0) & ONE_BYTE_KEY_MASK;
+
     private static final FastThreadLocal<JsonToBinary> LOCAL = new FastThreadLocal<>() {
         @Override
         protected JsonToBinary initialValue() {
@@ -273,91 +310,86 @@ public final class JsonToBinary {
                 if (a[p] != '"') {
                     return false;
                 }
-                int name = p + 1;
-                int q = name;
-                while (NAME_BYTE[a[q] & 0xFF]) {
-                    q++;
-                }
-                int nameLength = q - name;
-                boolean plain = a[q] == '"';
-                if (!plain) {
-                    // some other name: skipped as a string (written to the free space past the entries)
-                    this.p = name;
-                    if (copyString(a, o, w) < 0) {
+                int field = knownField(a, p);
+                if (field < 0) {
+                    field = otherField(a, p, o, w);
+                    if (field < 0) {
                         return false;
                     }
-                    q = this.p - 1;
-                    for (int i = name; i < q; i++) {
-                        if (a[i] == '\\') {
-                            return false; // an escaped name may spell a known one: the general reader decodes it
-                        }
-                    }
-                    nameLength = -1;
                 }
-                p = ws(a, q + 1);
-                if (a[p] != ':') {
-                    return false;
-                }
-                p = ws(a, p + 1);
+                p = ws(a, this.p);
                 this.p = p;
-                if (nameLength == 4 && same(a, name, CODE)) {
-                    long v = intValue(a);
-                    if (v == BAIL) {
-                        return false;
-                    }
-                    code = (int) v;
-                    sawCode = true;
-                } else if (nameLength == 9 && same(a, name, EXT_FIELDS)) {
-                    if (a[p] == '{') {
-                        extFieldsGiven = true;
-                        this.p = p + 1;
-                        w = entries(a, o, w);
-                        if (w < 0) {
+                switch (field) {
+                    case F_CODE -> {
+                        long v = intValue(a);
+                        if (v == BAIL) {
                             return false;
                         }
-                    } else if (!literal(a, NULL)) {
-                        return false;
+                        code = (int) v;
+                        sawCode = true;
                     }
-                } else if (nameLength == 4 && same(a, name, FLAG)) {
-                    long v = intValue(a);
-                    if (v == BAIL) {
-                        return false;
-                    }
-                    flag = (int) v;
-                } else if (nameLength == 8 && same(a, name, LANGUAGE)) {
-                    if (!language(a)) {
-                        return false;
-                    }
-                } else if (nameLength == 6 && same(a, name, OPAQUE)) {
-                    long v = intValue(a);
-                    if (v == BAIL) {
-                        return false;
-                    }
-                    opaque = (int) v;
-                } else if (nameLength == 6 && same(a, name, REMARK)) {
-                    if (a[p] == '"') {
-                        this.p = p + 1;
-                        int n = copyString(a, r, 0);
-                        if (n < 0) {
+                    case F_EXT_FIELDS -> {
+                        if (a[p] == '{') {
+                            extFieldsGiven = true;
+                            this.p = p + 1;
+                            w = entries(a, o, w);
+                            if (w < 0) {
+                                return false;
+                            }
+                        } else if (!literal(a, NULL)) {
                             return false;
                         }
-                        remarkLength = n;
-                        remarkGiven = true;
-                    } else if (literal(a, NULL)) {
-                        remarkLength = 0;
-                        remarkGiven = false;
-                    } else {
-                        return false;
                     }
-                } else if (nameLength == 7 && same(a, name, VERSION)) {
-                    long v = intValue(a);
-                    if (v == BAIL) {
-                        return false;
+                    case F_FLAG -> {
+                        long v = intValue(a);
+                        if (v == BAIL) {
+                            return false;
+                        }
+                        flag = (int) v;
                     }
-                    version = (int) v;
-                } else if (!skipScalar(a, o, w)) {
-                    // serializeTypeCurrentRPC and unknown fields; nested values go to the general reader
-                    return false;
+                    case F_LANGUAGE -> {
+                        if (!language(a)) {
+                            return false;
+                        }
+                    }
+                    case F_OPAQUE -> {
+                        long v = intValue(a);
+                        if (v == BAIL) {
+                            return false;
+                        }
+                        opaque = (int) v;
+                    }
+                    case F_REMARK -> {
+                        if (a[p] == '"') {
+                            this.p = p + 1;
+                            int n = copyString(a, r, 0);
+                            if (n < 0) {
+                                return false;
+                            }
+                            remarkLength = n;
+                            remarkGiven = true;
+                        } else if (literal(a, NULL)) {
+                            remarkLength = 0;
+                            remarkGiven = false;
+                        } else {
+                            return false;
+                        }
+                    }
+                    case F_VERSION -> {
+                        long v = intValue(a);
+                        if (v == BAIL) {
+                            return false;
+                        }
+                        version = (int) v;
+                    }
+                    case F_DONE -> {
+                    }
+                    default -> {
+                        if (!skipScalar(a, o, w)) {
+                            // serializeTypeCurrentRPC and unknown fields; nested values go to the general reader
+                            return false;
+                        }
+                    }
                 }
                 p = ws(a, this.p);
                 if (a[p] == ',') {
@@ -397,6 +429,122 @@ public final class JsonToBinary {
     }
 
     /**
+     * The top-level field whose name is at {@code a[p]} (its opening quote) exactly as fastjson writes
+     * it, colon included, matched as whole words; moves the cursor past the colon (past the value for
+     * {@link #F_DONE}). -1 when the name is written otherwise or is not one of them. Every word read
+     * after the first follows a fully matched one, so it lies within the input and its zero padding.
+     */
+    private int knownField(byte[] a, int p) {
+        long x = (long) LONG.get(a, p);
+        int field = -1;
+        int next = p;
+        switch ((int) (x >>> 8) & 0xFF) { // the name's first letter
+            case 'c' -> {
+                if ((x & 0x00FFFFFFFFFFFFFFL) == W_CODE) {
+                    field = F_CODE;
+                    next = p + 7;
+                }
+            }
+            case 'e' -> {
+                if (x == W_EXT_FIELDS && ((long) LONG.get(a, p + 8) & 0xFFFFFFFFL) == W_EXT_FIELDS_2) {
+                    field = F_EXT_FIELDS;
+                    next = p + 12;
+                }
+            }
+            case 'f' -> {
+                if ((x & 0x00FFFFFFFFFFFFFFL) == W_FLAG) {
+                    field = F_FLAG;
+                    next = p + 7;
+                }
+            }
+            case 'l' -> {
+                if (x == W_LANGUAGE && ((long) LONG.get(a, p + 8) & 0xFFFFFFL) == W_LANGUAGE_2) {
+                    field = F_LANGUAGE;
+                    next = p + 11;
+                }
+            }
+            case 'o' -> {
+                if (x == W_OPAQUE && a[p + 8] == ':') {
+                    field = F_OPAQUE;
+                    next = p + 9;
+                }
+            }
+            case 'r' -> {
+                if (x == W_REMARK && a[p + 8] == ':') {
+                    field = F_REMARK;
+                    next = p + 9;
+                }
+            }
+            case 's' -> {
+                if (x == W_SERIALIZE_TYPE && (long) LONG.get(a, p + 8) == W_SERIALIZE_TYPE_2
+                    && (long) LONG.get(a, p + 16) == W_SERIALIZE_TYPE_3 && (long) LONG.get(a, p + 24) == W_SERIALIZE_TYPE_4) {
+                    field = F_DONE;
+                    next = p + 32;
+                }
+            }
+            case 'v' -> {
+                if (x == W_VERSION && ((long) LONG.get(a, p + 8) & 0xFFFFL) == W_VERSION_2) {
+                    field = F_VERSION;
+                    next = p + 10;
+                }
+            }
+            default -> {
+            }
+        }
+        this.p = next;
+        return field;
+    }
+
+    /**
+     * The general way to a top-level name at {@code a[p]} (its opening quote): any name, whitespace
+     * before the colon. Moves the cursor past the colon and returns the field ({@link #F_OTHER} for
+     * names the scan does not read), or -1 (an escaped name, malformed input).
+     */
+    private int otherField(byte[] a, int p, byte[] o, int w) {
+        int name = p + 1;
+        int q = name;
+        while (NAME_BYTE[a[q] & 0xFF]) {
+            q++;
+        }
+        int nameLength = q - name;
+        if (a[q] != '"') {
+            // some other name: skipped as a string (written to the free space past the entries)
+            this.p = name;
+            if (copyString(a, o, w) < 0) {
+                return -1;
+            }
+            q = this.p - 1;
+            for (int i = name; i < q; i++) {
+                if (a[i] == '\\') {
+                    return -1; // an escaped name may spell a known one: the general reader decodes it
+                }
+            }
+            nameLength = -1;
+        }
+        p = ws(a, q + 1);
+        if (a[p] != ':') {
+            return -1;
+        }
+        this.p = p + 1;
+        if (nameLength == 4 && same(a, name, CODE)) {
+            return F_CODE;
+        } else if (nameLength == 9 && same(a, name, EXT_FIELDS)) {
+            return F_EXT_FIELDS;
+        } else if (nameLength == 4 && same(a, name, FLAG)) {
+            return F_FLAG;
+        } else if (nameLength == 8 && same(a, name, LANGUAGE)) {
+            return F_LANGUAGE;
+        } else if (nameLength == 6 && same(a, name, OPAQUE)) {
+            return F_OPAQUE;
+        } else if (nameLength == 6 && same(a, name, REMARK)) {
+            return F_REMARK;
+        } else if (nameLength == 7 && same(a, name, VERSION)) {
+            return F_VERSION;
+        }
+        return F_OTHER;
+    }
+
+    /**
      * Reads the members of an extFields object (the cursor just past its '{') and writes each as a
      * binary entry from {@code w} on; returns the end of the entries, or -1.
      */
@@ -410,20 +558,33 @@ public final class JsonToBinary {
             if (a[p] != '"') {
                 return -1;
             }
-            this.p = p + 1;
             int key = w + 2;
-            int keyEnd = copyString(a, o, key);
-            if (keyEnd < 0 || keyEnd - key > MAX_KEY_LENGTH) {
-                return -1;
-            }
-            p = this.p;
-            int value = keyEnd + 4;
+            int keyEnd;
+            int value;
             int valueEnd;
-            if (a[p] == ':' && a[p + 1] == '"') { // "key":"value", as fastjson writes it
-                this.p = p + 2;
+            long x = (long) LONG.get(a, p);
+            int k = (int) (x >>> 8) & 0xFF;
+            if ((x & ONE_BYTE_KEY_MASK) == ONE_BYTE_KEY && k >= 0x20 && k < 0x80 && k != '"' && k != '\\') {
+                // "k":"value" with a one-byte plain key (SEND_MESSAGE_V2's a..n): no string scan for the key
+                o[key] = (byte) k;
+                keyEnd = key + 1;
+                value = keyEnd + 4;
+                this.p = p + 5;
                 valueEnd = copyString(a, o, value);
             } else {
-                valueEnd = anyValue(a, o, value);
+                this.p = p + 1;
+                keyEnd = copyString(a, o, key);
+                if (keyEnd < 0 || keyEnd - key > MAX_KEY_LENGTH) {
+                    return -1;
+                }
+                p = this.p;
+                value = keyEnd + 4;
+                if (a[p] == ':' && a[p + 1] == '"') { // "key":"value", as fastjson writes it
+                    this.p = p + 2;
+                    valueEnd = copyString(a, o, value);
+                } else {
+                    valueEnd = anyValue(a, o, value);
+                }
             }
             if (valueEnd >= 0) {
                 int keyLength = keyEnd - key;
@@ -724,13 +885,16 @@ public final class JsonToBinary {
         }
         int start = p;
         long v = 0;
-        while (isDigit(a[p]) && p - start < 11) {
-            v = v * 10 + (a[p] - '0');
+        int d;
+        while ((d = a[p] - '0') >= 0 && d <= 9) {
+            v = v * 10 + d;
             p++;
+            if (p - start > 10) {
+                return BAIL;
+            }
         }
         int digits = p - start;
-        if (digits == 0 || digits > 10 || (digits > 1 && a[start] == '0')
-            || a[p] == '.' || a[p] == 'e' || a[p] == 'E' || isDigit(a[p])) {
+        if (digits == 0 || (digits > 1 && a[start] == '0') || a[p] == '.' || (a[p] | 0x20) == 'e') {
             return BAIL;
         }
         v = negative ? -v : v;
@@ -744,6 +908,12 @@ public final class JsonToBinary {
     /** The language string at the cursor: a LanguageCode name, or OTHER for another plain name. */
     private boolean language(byte[] a) {
         int p = this.p;
+        if (((long) LONG.get(a, p) & 0xFFFFFFFFFFFFL) == W_JAVA) { // what Java clients and brokers send
+            language = JAVA_CODE;
+            languageGiven = true;
+            this.p = p + 6;
+            return true;
+        }
         if (a[p] != '"') {
             return false;
         }
@@ -832,6 +1002,15 @@ public final class JsonToBinary {
 
     private static void putInt(byte[] o, int at, int v) {
         INT.set(o, at, v);
+    }
+
+    /** Up to eight bytes of {@code s} from {@code from}, little-endian, zero-filled past its end. */
+    private static long word(String s, int from) {
+        long w = 0;
+        for (int i = Math.min(s.length(), from + 8) - 1; i >= from; i--) {
+            w = w << 8 | (s.charAt(i) & 0xFF);
+        }
+        return w;
     }
 
     private static byte[] ascii(String s) {

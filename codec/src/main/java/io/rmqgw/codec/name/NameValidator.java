@@ -65,6 +65,21 @@ public final class NameValidator {
         HIGH = high;
     }
 
+    /** Per byte: whether it may appear in a name (the bitmap as a table, for loops over raw bytes). */
+    private static final boolean[] LEGAL_BYTE = new boolean[256];
+    private static final byte[] RETRY_PREFIX_BYTES = RETRY_PREFIX.getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] DLQ_PREFIX_BYTES = DLQ_PREFIX.getBytes(StandardCharsets.US_ASCII);
+    private static final byte[][] SEND_FORBIDDEN_BYTES = new byte[SEND_FORBIDDEN_TOPICS.length][];
+
+    static {
+        for (int c = 0; c < 128; c++) {
+            LEGAL_BYTE[c] = isLegal(c);
+        }
+        for (int i = 0; i < SEND_FORBIDDEN_TOPICS.length; i++) {
+            SEND_FORBIDDEN_BYTES[i] = SEND_FORBIDDEN_TOPICS[i].getBytes(StandardCharsets.US_ASCII);
+        }
+    }
+
     private final int topicMaxLength;
     private final int groupMaxLength;
     private final int retryDlqTopicMaxLength;
@@ -148,6 +163,9 @@ public final class NameValidator {
         if (length <= 0) {
             return NameCheck.EMPTY;
         }
+        if (buf.hasArray()) {
+            return checkTopic(buf.array(), arrayIndex(buf, index, length), length);
+        }
         if (firstIllegal(buf, index, length) >= 0) {
             return checkTopic(buf.toString(index, length, StandardCharsets.UTF_8)); // refused anyway: exact reason
         }
@@ -155,6 +173,9 @@ public final class NameValidator {
     }
 
     public NameCheck checkSendTopic(ByteBuf buf, int index, int length) {
+        if (length > 0 && buf.hasArray()) {
+            return checkSendTopic(buf.array(), arrayIndex(buf, index, length), length);
+        }
         NameCheck check = checkTopic(buf, index, length);
         if (check == NameCheck.VALID && isSendForbidden(buf, index, length)) {
             return NameCheck.SEND_FORBIDDEN;
@@ -166,26 +187,68 @@ public final class NameValidator {
         if (length <= 0) {
             return NameCheck.EMPTY;
         }
+        if (buf.hasArray()) {
+            return checkGroup(buf.array(), arrayIndex(buf, index, length), length);
+        }
         if (firstIllegal(buf, index, length) >= 0) {
             return checkGroup(buf.toString(index, length, StandardCharsets.UTF_8));
         }
         return length > groupMaxLength ? NameCheck.TOO_LONG : NameCheck.VALID;
     }
 
+    // ---- raw UTF-8 bytes in an array (a header image): no per-byte buffer checks ----
+
+    public NameCheck checkTopic(byte[] a, int off, int length) {
+        if (length <= 0) {
+            return NameCheck.EMPTY;
+        }
+        if (firstIllegal(a, off, length) >= 0) {
+            return checkTopic(new String(a, off, length, StandardCharsets.UTF_8)); // refused anyway: exact reason
+        }
+        return length > topicLimit(a, off, length) ? NameCheck.TOO_LONG : NameCheck.VALID;
+    }
+
+    public NameCheck checkSendTopic(byte[] a, int off, int length) {
+        NameCheck check = checkTopic(a, off, length);
+        if (check == NameCheck.VALID && isSendForbidden(a, off, length)) {
+            return NameCheck.SEND_FORBIDDEN;
+        }
+        return check;
+    }
+
+    public NameCheck checkGroup(byte[] a, int off, int length) {
+        if (length <= 0) {
+            return NameCheck.EMPTY;
+        }
+        if (firstIllegal(a, off, length) >= 0) {
+            return checkGroup(new String(a, off, length, StandardCharsets.UTF_8));
+        }
+        return length > groupMaxLength ? NameCheck.TOO_LONG : NameCheck.VALID;
+    }
+
+    /** Offset of the first byte of {@code a[off, off + length)} not allowed in a name, or -1. */
+    public static int firstIllegal(byte[] a, int off, int length) {
+        java.util.Objects.checkFromIndexSize(off, length, a.length);
+        for (int i = 0; i < length; i++) {
+            if (!LEGAL_BYTE[a[off + i] & 0xFF]) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** The array index of {@code buf[index]}, after checking {@code [index, index + length)} lies within {@code buf}. */
+    private static int arrayIndex(ByteBuf buf, int index, int length) {
+        if (index < 0 || length > buf.capacity() - index) {
+            throw new IndexOutOfBoundsException("index " + index + ", length " + length + ", capacity " + buf.capacity());
+        }
+        return buf.arrayOffset() + index;
+    }
+
     /** Offset of the first byte not allowed in a name, or -1 (bytes of multi-byte UTF-8 are all illegal). */
     public static int firstIllegal(ByteBuf buf, int index, int length) {
-        if (buf.hasArray()) { // a header image: a plain array loop, no per-byte buffer checks
-            if (index < 0 || length > buf.capacity() - index) {
-                throw new IndexOutOfBoundsException("index " + index + ", length " + length + ", capacity " + buf.capacity());
-            }
-            byte[] a = buf.array();
-            int off = buf.arrayOffset() + index;
-            for (int i = 0; i < length; i++) {
-                if (!isLegal(a[off + i])) {
-                    return i;
-                }
-            }
-            return -1;
+        if (buf.hasArray()) {
+            return firstIllegal(buf.array(), arrayIndex(buf, index, length), length);
         }
         for (int i = 0; i < length; i++) {
             if (!isLegal(buf.getByte(index + i))) {
@@ -250,6 +313,24 @@ public final class NameValidator {
     private int topicLimit(ByteBuf buf, int index, int length) {
         return startsWith(buf, index, length, RETRY_PREFIX) || startsWith(buf, index, length, DLQ_PREFIX)
             ? retryDlqTopicMaxLength : topicMaxLength;
+    }
+
+    private int topicLimit(byte[] a, int off, int length) {
+        return startsWith(a, off, length, RETRY_PREFIX_BYTES) || startsWith(a, off, length, DLQ_PREFIX_BYTES)
+            ? retryDlqTopicMaxLength : topicMaxLength;
+    }
+
+    private static boolean startsWith(byte[] a, int off, int length, byte[] prefix) {
+        return length >= prefix.length && java.util.Arrays.equals(a, off, off + prefix.length, prefix, 0, prefix.length);
+    }
+
+    private static boolean isSendForbidden(byte[] a, int off, int length) {
+        for (byte[] forbidden : SEND_FORBIDDEN_BYTES) {
+            if (forbidden.length == length && startsWith(a, off, length, forbidden)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     static boolean isRetryOrDlq(CharSequence topic) {

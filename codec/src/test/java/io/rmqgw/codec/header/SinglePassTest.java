@@ -44,6 +44,12 @@ class SinglePassTest {
         "{\"code\":1,\"opaque\":1,\"code\":2,\"remark\":\"a\",\"remark\":null}",
         "{\"code\":310,\"extFields\":{\"lone\":\"\\ud800x\\udc00\\ud800\",\"\":\"\",\"k\\u0000\":\"raw é ✓ \uD83D\uDE80\"}}",
         "{\"code\":310,\"extFields\":{\"n\":0,\"m\":-0.0,\"o\":12345678901234567890123,\"p\":1E+2}}",
+        // near misses of the whole-word names and one-byte keys: read the general way, to the same result
+        "{\"codex\":1,\"code\":2,\"flags\":3,\"opaques\":4,\"remarks\":\"r\",\"versions\":5,\"languages\":\"GO\",\"extField\":6}",
+        "{\"code\":310,\"serializeTypeCurrentRPC\":\"ROCKETMQ\",\"serializeTypeCurrentRPC\":\"JSONX\",\"language\":\"JAVAX\"}",
+        "{\"code\":310,\"serializeTypeCurrentRPC\":\"JSON\" ,\"language\":\"JAVA\" }",
+        "{\"code\":310,\"extFields\":{\"\\\":\\\"\":\"v\",\"\u007f\":\"del\",\" \":\"sp\",\"é\":\"x\",\"\\u0061\":\"esc\",\"a\":\"\"}}",
+        "{\"code\":-0,\"opaque\":0,\"flag\":-2147483648,\"version\":32767}",
     })
     void readsWhatTheGeneralReaderReads(String json) {
         assertTrue(JsonToBinary.get().transcode(Unpooled.wrappedBuffer(utf8(json)), 0, utf8(json).length), json);
@@ -71,7 +77,7 @@ class SinglePassTest {
     @ValueSource(strings = {"{\"code\":310,\"extFields\":{\"a\":{\"b\":\"c\"}}}", "{\"code\":310,\"extFields\":{\"b\":\"T\",\"i\":[1]}}",
         "{\"code\":310,\"extFields\":{\"k\":\"v\",\"LONG_KEY\":\"v\"}}", "{\"code\":310,\"extFields\":{\"a\":\"\u0001\"}}",
         "{\"code\":310,\"extFields\":{\"a\":01}}", "{\"code\":310,\"extFields\":{\"a\":\"b\",}}", "{\"code\":310,}",
-        "{\"code\":3100000000}", "{\"code\":310,\"extFields\":{\"a\":tru}}", "{\"code\":310} x", "{\"opaque\":1}"})
+        "{\"code\":3100000000}", "{\"code\":12345678901}", "{\"code\":00}", "{\"code\":1e2}", "{\"code\":1E2}", "{\"code\":-}", "{\"code\":310,\"extFields\":{\"a\":tru}}", "{\"code\":310} x", "{\"opaque\":1}"})
     void malformedIsRefusedByTheGeneralReader(String template) {
         String json = template.replace("LONG_KEY", "y".repeat(40_000));
         assertTrue(!JsonToBinary.get().transcode(Unpooled.wrappedBuffer(utf8(json)), 0, utf8(json).length), json);

@@ -118,6 +118,34 @@ class NameValidatorTest {
         assertEquals(NameCheck.VALID, NameValidator.DEFAULT.checkSendTopic("SCHEDULE_TOPIC_XXXY"));
     }
 
+    /** The raw-byte checks (an array at an offset, a heap slice, direct memory) answer as the String checks do. */
+    @Test
+    void rawBytesAnswerAsStrings() {
+        String[] names = {"TopicTest", "", " ", "a b", "caf\u00e9", "%RETRY%" + "g".repeat(200), "t".repeat(128), "t".repeat(127),
+            "SCHEDULE_TOPIC_XXXX", "RMQ_SYS_TRANS_HALF_TOPIC", "%DLQ%x", "please_rename_unique_group_name", "x".repeat(256)};
+        NameValidator v = BROKER_54;
+        for (String name : names) {
+            byte[] utf8 = name.getBytes(StandardCharsets.UTF_8);
+            byte[] a = new byte[utf8.length + 7];
+            System.arraycopy(utf8, 0, a, 3, utf8.length);
+            ByteBuf heap = io.netty.buffer.Unpooled.wrappedBuffer(a).slice(1, a.length - 1);
+            ByteBuf direct = io.netty.buffer.Unpooled.directBuffer(a.length).writeBytes(a);
+            try {
+                assertEquals(v.checkTopic(name), v.checkTopic(a, 3, utf8.length), name);
+                assertEquals(v.checkSendTopic(name), v.checkSendTopic(a, 3, utf8.length), name);
+                assertEquals(v.checkGroup(name), v.checkGroup(a, 3, utf8.length), name);
+                assertEquals(v.checkSendTopic(name), v.checkSendTopic(heap, 2, utf8.length), name);
+                assertEquals(v.checkGroup(name), v.checkGroup(heap, 2, utf8.length), name);
+                assertEquals(v.checkSendTopic(name), v.checkSendTopic(direct, 3, utf8.length), name);
+                assertEquals(v.checkGroup(name), v.checkGroup(direct, 3, utf8.length), name);
+            } finally {
+                direct.release();
+            }
+        }
+        assertThrows(IndexOutOfBoundsException.class, () -> v.checkTopic(new byte[4], 2, 3));
+        assertThrows(IndexOutOfBoundsException.class, () -> v.checkGroup(io.netty.buffer.Unpooled.wrappedBuffer(new byte[8]).slice(0, 4), 2, 3));
+    }
+
     @Test
     void responseCodesAndRemarks() {
         assertEquals(29, NameValidator.responseCode(NameCheck.ILLEGAL_CHARACTER, false));
