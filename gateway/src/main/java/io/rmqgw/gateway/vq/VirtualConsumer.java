@@ -71,9 +71,10 @@ public final class VirtualConsumer {
      * While a window waits for acknowledgements, a pull held from a client that holds leases on its queue is
      * answered after this long: the client's next pull carries its commit offset, which acknowledges what it
      * consumed meanwhile. Otherwise acknowledgements would wait for its offset persist (every 5 s), and a full
-     * window would stall that long each time.
+     * window would stall that long each time. Short, since a full window stalls every consumer until then; the
+     * cost is one pull a client makes again at most this often per virtual queue, only while a window is full.
      */
-    private static final long ACK_REFRESH_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+    private static final long ACK_REFRESH_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
     private static final long REBALANCE_MILLIS = 3_000;
     private static final long ROUTE_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(30);
     private static final long TICK_MILLIS = 100;
@@ -113,6 +114,7 @@ public final class VirtualConsumer {
     /** {@link #fetching}'s size, readable from the stopping thread. */
     private volatile int fetchesInFlight;
     private boolean rebalancing;
+    private boolean ackRefreshScheduled;
     private boolean closed;
     private long routeRefreshedNanos;
     private long ticks;
@@ -235,6 +237,9 @@ public final class VirtualConsumer {
             long now = System.nanoTime();
             held.addLast(new HeldPull(session, opaque, encoding, virtualQueue, holder, Math.max(offset, p.nextOffset()),
                 maxMessages, now, now + TimeUnit.MILLISECONDS.toNanos(hold)));
+            if (group.waitsForAcknowledgements()) {
+                scheduleAckRefresh();
+            }
         }
     }
 
@@ -396,16 +401,54 @@ public final class VirtualConsumer {
 
     // ---------------------------------------------------------------- timers
 
+    /** Runs {@link #refreshAcknowledgements} {@link #ACK_REFRESH_NANOS} from now, unless it is already due. */
+    private void scheduleAckRefresh() {
+        if (!ackRefreshScheduled && !closed) {
+            ackRefreshScheduled = true;
+            owner.loop().schedule(() -> {
+                ackRefreshScheduled = false;
+                refreshAcknowledgements();
+            }, ACK_REFRESH_NANOS, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /**
+     * While a window waits for acknowledgements: answers (no new message) the pulls held at least
+     * {@link #ACK_REFRESH_NANOS} from clients that hold leases on their queue, so their next pulls bring their
+     * commits; comes back for those held more recently.
+     */
+    private void refreshAcknowledgements() {
+        if (closed || held.isEmpty() || !group.waitsForAcknowledgements()) {
+            return;
+        }
+        long now = System.nanoTime();
+        boolean more = false;
+        for (Iterator<HeldPull> it = held.iterator(); it.hasNext(); ) {
+            HeldPull h = it.next();
+            if (!group.holdsLeases(h.virtualQueue(), h.holder())) {
+                continue;
+            }
+            if (now - h.sinceNanos() >= ACK_REFRESH_NANOS) {
+                it.remove();
+                answerNotFound(h.session(), h.opaque(), h.encoding(), Math.max(h.offset(), group.headOffset(h.virtualQueue())));
+            } else {
+                more = true;
+            }
+        }
+        if (more) {
+            scheduleAckRefresh();
+        }
+    }
+
     private void tick() {
         if (closed) {
             return;
         }
         long now = System.nanoTime();
-        boolean refreshAcks = !held.isEmpty() && group.waitsForAcknowledgements();
+        refreshAcknowledgements();
         for (Iterator<HeldPull> it = held.iterator(); it.hasNext(); ) {
             HeldPull h = it.next();
-            if (now - h.deadlineNanos() >= 0 || (refreshAcks && now - h.sinceNanos() >= ACK_REFRESH_NANOS
-                    && group.holdsLeases(h.virtualQueue(), h.holder()))) {
+            if (now - h.deadlineNanos() >= 0) {
                 it.remove();
                 answerNotFound(h.session(), h.opaque(), h.encoding(), Math.max(h.offset(), group.headOffset(h.virtualQueue())));
             }
@@ -624,6 +667,7 @@ public final class VirtualConsumer {
         }
         int room = group.fetchRoom(q);
         if (room <= 0) {
+            scheduleAckRefresh(); // the window is full: ask the holders for their acknowledgements
             return; // resumed once acknowledgements make room
         }
         Optional<String> master = owner.context().cluster().masterAddress(q.brokerName());
