@@ -216,6 +216,12 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
             embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits);
     }
 
+    /** A copy with these route-cache settings. */
+    public GatewayConfig withRoutes(RouteCacheConfig replacement) {
+        return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, replacement, maxFrameLength, drainTimeout,
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits);
+    }
+
     /** A copy with other fan-out settings. */
     public GatewayConfig withFanout(FanoutConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
