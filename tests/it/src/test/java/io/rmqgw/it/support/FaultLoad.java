@@ -104,8 +104,15 @@ public final class FaultLoad implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             } catch (Exception e) {
-                int code = e instanceof MQBrokerException b ? b.getResponseCode() : -1;
-                failures.put(key, failure(key, t0, code, String.valueOf(e.getMessage())));
+                // the client wraps the broker's (or the gateway's) answer: keep the innermost answer's code and text
+                Throwable answer = e;
+                for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
+                    if (t instanceof MQBrokerException) {
+                        answer = t;
+                    }
+                }
+                int code = answer instanceof MQBrokerException b ? b.getResponseCode() : -1;
+                failures.put(key, failure(key, t0, code, String.valueOf(answer.getMessage())));
                 try {
                     TimeUnit.MILLISECONDS.sleep(50);
                 } catch (InterruptedException ie) {
