@@ -248,7 +248,7 @@ public final class RelaySession {
         answered();
     }
 
-    /** The send rate limits in force. */
+    /** The rate limits in force. */
     public RateLimits rateLimits() {
         return context.rateLimits();
     }
