@@ -24,7 +24,7 @@ import java.util.Objects;
  * @param fanout         multi-topic fan-out (off by default)
  * @param virtualQueues  consumer groups opted into virtual queues, one entry per group and topic
  * @param tls            TLS on the client-facing listeners (off by default)
- * @param rateLimits     send rate limits per topic and per client id (none by default)
+ * @param rateLimits     request rate limits per topic and per client id (none by default)
  */
 public record GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
                             RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
