@@ -127,6 +127,16 @@ public final class EmbeddedCluster implements AutoCloseable {
         return startWith(prepare(storeDir), null, namesrvAddress, brokerPort, clusterName, brokerName, overrides);
     }
 
+    /**
+     * Starts only a name server on {@code 127.0.0.1:namesrvPort}, its files in {@code storeDir}: for tests that
+     * stop a name server ({@link NamesrvController#shutdown()}) and start it again on the same port while
+     * brokers stay up.
+     */
+    public static NamesrvController startNameServer(Path storeDir, int namesrvPort) throws Exception {
+        checkPort("namesrvPort", namesrvPort, 1);
+        return startNamesrv(prepare(storeDir), namesrvPort, new Properties());
+    }
+
     private static EmbeddedCluster startWith(Path root, NamesrvController namesrv, String namesrvAddress, int brokerPort,
                                              String clusterName, String brokerName, Properties overrides)
         throws Exception {

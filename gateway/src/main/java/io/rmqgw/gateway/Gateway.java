@@ -429,8 +429,11 @@ public final class Gateway implements AutoCloseable {
         log.info("rmqgw stopped");
     }
 
-    /** Client requests and the gateway's own requests in flight. */
-    private int inFlight() {
+    /**
+     * Client requests and the gateway's own requests in flight (forwarded and unanswered, or owed an answer by
+     * their handler): what a stalled upstream makes the gateway hold.
+     */
+    public int inFlight() {
         // the virtual queues' own fetches are long polls that deliver nothing once draining
         return context.inFlight() + Math.max(0, upstreamPool.inFlight() - virtualQueues.fetchesInFlight());
     }

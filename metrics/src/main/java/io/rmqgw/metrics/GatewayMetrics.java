@@ -99,7 +99,7 @@ public final class GatewayMetrics implements AutoCloseable {
         List.of("changed", "unchanged", "http_error", "timeout", "empty", "malformed", "unreachable");
 
     /** The {@code limit} values of {@code rmqgw.rate.limited}: which limit refused a send. */
-    public static final List<String> RATE_LIMITS = List.of("topic", "client");
+    public static final List<String> RATE_LIMITS = List.of("topic", "client", "topic_pull", "client_request");
     /** The {@code result} values of {@code rmqgw.tls.reloads}. */
     public static final List<String> TLS_RELOAD_RESULTS = List.of("applied", "failed");
 
@@ -231,7 +231,8 @@ public final class GatewayMetrics implements AutoCloseable {
             .description("Fan-out parts sent again to another queue of their topic after a failure")
             .register(registry);
         rateLimited = new LabelledCounters(registry, "rmqgw.rate.limited",
-            "Sends answered SYSTEM_BUSY by the gateway's rate limits, by the limit that refused them: topic or client",
+            "Requests answered SYSTEM_BUSY by the gateway's rate limits, by the limit that refused them: sends by"
+                + " topic or client, pulls by topic (topic_pull), any request by client (client_request)",
             Tags.empty(), "limit", RATE_LIMITS);
         tlsReloads = new LabelledCounters(registry, "rmqgw.tls.reloads",
             "TLS certificate and key files read again after a change: applied, or failed (the previous ones stay)",
@@ -768,7 +769,7 @@ public final class GatewayMetrics implements AutoCloseable {
 
     // ---------------------------------------------------------------- rate limits and TLS
 
-    /** A send refused by a rate limit ({@code rmqgw.rate.limited{limit}}); {@code limit} is one of {@link #RATE_LIMITS}. */
+    /** A request refused by a rate limit ({@code rmqgw.rate.limited{limit}}); {@code limit} is one of {@link #RATE_LIMITS}. */
     public void rateLimited(String limit) {
         rateLimited.counter(limit).increment();
     }

@@ -5,6 +5,7 @@ import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.header.PullRequestHeader;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.edge.NameGuard;
+import io.rmqgw.gateway.limits.RateLimits;
 import io.rmqgw.gateway.relay.RelaySession;
 
 /** Pulls: topic and consumer group checked at the edge, held as long polls, store hosts rewritten in the records. */
@@ -22,6 +23,8 @@ public final class PullHandler extends StoredRecordsHandler {
 
     @Override
     public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
-        return Forwarding.typed(session, request, PullRequestHeader.class, NameGuard::checkPull, PullRequestHeader::topic);
+        RateLimits limits = session.rateLimits();
+        return Forwarding.typed(session, request, PullRequestHeader.class, NameGuard::checkPull, PullRequestHeader::topic,
+            limits.limitsPulls() ? header -> limits.admitPull(header.topic()) : null);
     }
 }

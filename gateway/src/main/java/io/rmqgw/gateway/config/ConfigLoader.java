@@ -267,6 +267,13 @@ public final class ConfigLoader {
         }
     }
 
+    /** A rate and its burst, or nothing when that kind is not limited. */
+    private static void putRate(ObjectNode entry, String rateKey, Integer rate, String burstKey, Integer burst) {
+        if (rate != null) {
+            entry.put(rateKey, rate).put(burstKey, burst);
+        }
+    }
+
     /** Writes a duration the way the configuration does: {@code 500ms}, {@code 30s}, {@code 2m}, {@code 1h}. */
     public static String formatDuration(Duration d) {
         long ms;
@@ -399,12 +406,15 @@ public final class ConfigLoader {
         ObjectNode rateLimits = root.putObject("rate-limits");
         ArrayNode perTopic = rateLimits.putArray("per-topic");
         for (RateLimitConfig.TopicLimit l : config.rateLimits().perTopic()) {
-            perTopic.addObject().put("topic", l.topic()).put("sends-per-second", l.sendsPerSecond()).put("burst", l.burst());
+            ObjectNode entry = perTopic.addObject().put("topic", l.topic());
+            putRate(entry, "sends-per-second", l.sendsPerSecond(), "burst", l.burst());
+            putRate(entry, "pulls-per-second", l.pullsPerSecond(), "pull-burst", l.pullBurst());
         }
         ArrayNode perClient = rateLimits.putArray("per-client");
         for (RateLimitConfig.ClientLimit l : config.rateLimits().perClient()) {
-            perClient.addObject().put("client-id", l.clientId()).put("sends-per-second", l.sendsPerSecond())
-                .put("burst", l.burst());
+            ObjectNode entry = perClient.addObject().put("client-id", l.clientId());
+            putRate(entry, "sends-per-second", l.sendsPerSecond(), "burst", l.burst());
+            putRate(entry, "requests-per-second", l.requestsPerSecond(), "request-burst", l.requestBurst());
         }
         try {
             return MAPPER.writeValueAsString(root);

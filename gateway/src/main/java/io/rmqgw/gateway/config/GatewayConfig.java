@@ -24,7 +24,7 @@ import java.util.Objects;
  * @param fanout         multi-topic fan-out (off by default)
  * @param virtualQueues  consumer groups opted into virtual queues, one entry per group and topic
  * @param tls            TLS on the client-facing listeners (off by default)
- * @param rateLimits     send rate limits per topic and per client id (none by default)
+ * @param rateLimits     request rate limits per topic and per client id (none by default)
  */
 public record GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
                             RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
@@ -213,6 +213,12 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
     /** A copy with other upstream settings. */
     public GatewayConfig withUpstream(UpstreamConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, replacement, routes, maxFrameLength, drainTimeout,
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits);
+    }
+
+    /** A copy with these route-cache settings. */
+    public GatewayConfig withRoutes(RouteCacheConfig replacement) {
+        return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, replacement, maxFrameLength, drainTimeout,
             embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits);
     }
 

@@ -6,10 +6,13 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Send rate limits (SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE, one request each), per topic and per
- * client id, as token buckets: {@code sends-per-second} tokens a second, at most {@code burst} saved up. A send
- * beyond a limit is answered SYSTEM_BUSY (2) by the gateway and never reaches the broker, so clients back off
- * and retry as they do for a busy broker. A reload replaces every limit at once (buckets start full again).
+ * Request rate limits as token buckets: N tokens a second, at most a burst saved up. Per topic: sends
+ * (SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE, one request each; {@code sends-per-second}, {@code burst})
+ * and pulls (PULL_MESSAGE, LITE_PULL_MESSAGE; {@code pulls-per-second}, {@code pull-burst}). Per client id:
+ * sends, and every request the client sends to brokers through the gateway ({@code requests-per-second},
+ * {@code request-burst}; heartbeats, unregistrations and oneway requests are not counted). A request beyond a
+ * limit is answered SYSTEM_BUSY (2) by the gateway and never reaches the broker, so clients back off and retry
+ * as they do for a busy broker. A reload replaces every limit at once (buckets start full again).
  *
  * @param perTopic  limits by topic; {@code topic: "*"} gives every topic not listed its own bucket of that size
  * @param perClient limits by client id (the {@code clientID} of the client's heartbeats); {@code client-id: "*"}
@@ -37,13 +40,16 @@ public record RateLimitConfig(List<TopicLimit> perTopic, List<ClientLimit> perCl
     }
 
     /**
-     * One topic's limit.
+     * One topic's limits (at least one of sends and pulls).
      *
      * @param topic          the topic, or {@code "*"} for each topic not listed
-     * @param sendsPerSecond send requests a second
+     * @param sendsPerSecond send requests a second; null: sends not limited
      * @param burst          sends allowed at once after a quiet spell; default: {@code sendsPerSecond}
+     * @param pullsPerSecond pull requests a second; null: pulls not limited
+     * @param pullBurst      pulls allowed at once after a quiet spell; default: {@code pullsPerSecond}
      */
-    public record TopicLimit(String topic, Integer sendsPerSecond, Integer burst) {
+    public record TopicLimit(String topic, Integer sendsPerSecond, Integer burst, Integer pullsPerSecond,
+                             Integer pullBurst) {
         public TopicLimit {
             if (topic == null || topic.isBlank()) {
                 throw ConfigException.inEntry("topic", "is required (a topic name, or \"*\" for every other topic)");
@@ -55,46 +61,72 @@ public record RateLimitConfig(List<TopicLimit> perTopic, List<ClientLimit> perCl
                     throw ConfigException.inEntry("topic", NameValidator.DEFAULT.topicRemark(check, topic));
                 }
             }
-            sendsPerSecond = checkRate(sendsPerSecond);
-            burst = checkBurst(burst, sendsPerSecond);
+            requireOne("sends-per-second", sendsPerSecond, "pulls-per-second", pullsPerSecond);
+            burst = checkedBurst("sends-per-second", sendsPerSecond, "burst", burst);
+            pullBurst = checkedBurst("pulls-per-second", pullsPerSecond, "pull-burst", pullBurst);
+        }
+
+        /** A send limit alone. */
+        public TopicLimit(String topic, Integer sendsPerSecond, Integer burst) {
+            this(topic, sendsPerSecond, burst, null, null);
         }
     }
 
     /**
-     * One client's limit.
+     * One client's limits (at least one of sends and requests).
      *
-     * @param clientId       the client id as its heartbeats name it ({@code ip@instance...}), or {@code "*"} for
-     *                       each client not listed
-     * @param sendsPerSecond send requests a second
-     * @param burst          sends allowed at once after a quiet spell; default: {@code sendsPerSecond}
+     * @param clientId          the client id as its heartbeats name it ({@code ip@instance...}), or {@code "*"} for
+     *                          each client not listed
+     * @param sendsPerSecond    send requests a second; null: sends not limited (but counted as requests)
+     * @param burst             sends allowed at once after a quiet spell; default: {@code sendsPerSecond}
+     * @param requestsPerSecond requests of any kind to brokers a second (sends and pulls included); null: none
+     * @param requestBurst      requests allowed at once after a quiet spell; default: {@code requestsPerSecond}
      */
-    public record ClientLimit(String clientId, Integer sendsPerSecond, Integer burst) {
+    public record ClientLimit(String clientId, Integer sendsPerSecond, Integer burst, Integer requestsPerSecond,
+                              Integer requestBurst) {
         public ClientLimit {
             if (clientId == null || clientId.isBlank()) {
                 throw ConfigException.inEntry("client-id", "is required (a client id, or \"*\" for every other client)");
             }
             clientId = clientId.trim();
-            sendsPerSecond = checkRate(sendsPerSecond);
-            burst = checkBurst(burst, sendsPerSecond);
+            requireOne("sends-per-second", sendsPerSecond, "requests-per-second", requestsPerSecond);
+            burst = checkedBurst("sends-per-second", sendsPerSecond, "burst", burst);
+            requestBurst = checkedBurst("requests-per-second", requestsPerSecond, "request-burst", requestBurst);
+        }
+
+        /** A send limit alone. */
+        public ClientLimit(String clientId, Integer sendsPerSecond, Integer burst) {
+            this(clientId, sendsPerSecond, burst, null, null);
         }
     }
 
-    private static int checkRate(Integer value) {
-        if (value == null) {
-            throw ConfigException.inEntry("sends-per-second", "is required");
+    private static void requireOne(String key, Integer value, String otherKey, Integer other) {
+        if (value == null && other == null) {
+            throw ConfigException.inEntry(key, "or " + otherKey + " is required");
         }
-        if (value < 1 || value > MAX_RATE) {
-            throw ConfigException.inEntry("sends-per-second", "must be between 1 and " + MAX_RATE + ", was " + value);
-        }
-        return value;
     }
 
-    private static int checkBurst(Integer value, int rate) {
-        int b = Objects.requireNonNullElse(value, rate);
-        if (b < 1 || b > MAX_RATE) {
-            throw ConfigException.inEntry("burst", "must be between 1 and " + MAX_RATE + ", was " + b);
+    /**
+     * Checks a rate (null: that kind not limited; else between 1 and {@link #MAX_RATE}) and returns its burst
+     * (default: the rate; null without a rate).
+     */
+    private static Integer checkedBurst(String rateKey, Integer rate, String burstKey, Integer burst) {
+        if (rate == null) {
+            if (burst != null) {
+                throw ConfigException.inEntry(burstKey, "needs " + rateKey);
+            }
+            return null;
         }
+        checkRange(rateKey, rate);
+        int b = Objects.requireNonNullElse(burst, rate);
+        checkRange(burstKey, b);
         return b;
+    }
+
+    private static void checkRange(String key, int value) {
+        if (value < 1 || value > MAX_RATE) {
+            throw ConfigException.inEntry(key, "must be between 1 and " + MAX_RATE + ", was " + value);
+        }
     }
 
     private static void unique(String path, List<String> names, String key) {

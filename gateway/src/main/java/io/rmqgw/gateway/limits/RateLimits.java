@@ -11,16 +11,22 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import org.apache.rocketmq.remoting.protocol.RequestCode;
 
 /**
- * The send rate limits in force ({@code rate-limits}): one token bucket (bucket4j, lock-free) per listed
- * topic and client, and one per topic or client met under a {@code "*"} entry. A send takes one token from its
- * topic's bucket, then one from its client's; the first empty bucket refuses it with a remark saying which
- * limit and how large (a send its client's limit refuses gives its topic's token back). Thread-safe: every client event loop asks at once.
+ * The request rate limits in force ({@code rate-limits}): token buckets (bucket4j, lock-free) per listed topic
+ * and client, and per topic or client met under a {@code "*"} entry. A topic has a send bucket and a pull bucket,
+ * a client a send bucket and a request bucket, each only when that kind is limited. A send takes one token from
+ * its topic's send bucket, then one from its client's; the first empty bucket refuses it with a remark saying
+ * which limit and how large (a send its client's limit refuses gives its topic's token back). A pull takes one
+ * from its topic's pull bucket. Every request a client sends to a broker (sends and pulls too; heartbeats,
+ * unregistrations and oneways not) takes one from its client's request bucket first. Thread-safe: every client
+ * event loop asks at once.
  *
  * <p>A reload with other limits replaces every bucket (they start full). Buckets made for {@code "*"} entries
  * are kept up to {@link #MAX_DYNAMIC_BUCKETS} per kind; past that the kind's table is emptied and refills as
- * sends arrive, so memory stays bounded whatever names clients use.
+ * requests arrive, so memory stays bounded whatever names clients use.
  */
 public final class RateLimits {
 
@@ -43,7 +49,7 @@ public final class RateLimits {
     }
 
     /**
-     * Puts {@code config} in force for every later send.
+     * Puts {@code config} in force for every later request.
      *
      * @return whether it differs from the limits in force (equal limits keep their buckets)
      */
@@ -55,9 +61,19 @@ public final class RateLimits {
         return true;
     }
 
-    /** Whether any limit is configured (no limit: sends are not even looked at). */
+    /** Whether any send limit is configured (none: sends are not even looked at). */
     public boolean active() {
-        return !table.config.isEmpty();
+        return table.limitsSends;
+    }
+
+    /** Whether any topic limits pulls (none: pulls are not even looked at). */
+    public boolean limitsPulls() {
+        return table.limitsPulls;
+    }
+
+    /** Whether any client limits its requests (none: requests are not counted). */
+    public boolean limitsRequests() {
+        return table.limitsRequests;
     }
 
     /**
@@ -69,37 +85,87 @@ public final class RateLimits {
      */
     public String admitSend(String topic, String clientId) {
         Table t = table;
-        Limited<TopicLimit> byTopic = t.topic(topic);
-        if (byTopic != null && !byTopic.bucket.tryConsume(1)) {
+        TopicBuckets byTopic = t.topic(topic);
+        Bucket topicSends = byTopic == null ? null : byTopic.sends;
+        if (topicSends != null && !topicSends.tryConsume(1)) {
             metrics.rateLimited("topic");
-            return "[RATE_LIMITED] sends to topic " + topic + " exceed the gateway's limit of "
-                + byTopic.limit.sendsPerSecond() + " per second (burst " + byTopic.limit.burst() + "); retry later";
+            return refusal("sends to topic " + topic, byTopic.limit.sendsPerSecond(), byTopic.limit.burst());
         }
-        Limited<ClientLimit> byClient = t.client(clientId);
-        if (byClient != null && !byClient.bucket.tryConsume(1)) {
-            if (byTopic != null) {
-                byTopic.bucket.addTokens(1); // not sent: the topic's token goes back
+        ClientBuckets byClient = t.client(clientId);
+        if (byClient != null && byClient.sends != null && !byClient.sends.tryConsume(1)) {
+            if (topicSends != null) {
+                topicSends.addTokens(1); // not sent: the topic's token goes back
             }
             metrics.rateLimited("client");
-            return "[RATE_LIMITED] sends of client " + clientId + " exceed the gateway's limit of "
-                + byClient.limit.sendsPerSecond() + " per second (burst " + byClient.limit.burst() + "); retry later";
+            return refusal("sends of client " + clientId, byClient.limit.sendsPerSecond(), byClient.limit.burst());
         }
         return null;
     }
 
-    private record Limited<L>(L limit, Bucket bucket) {
+    /**
+     * Takes a token for one pull of {@code topic}.
+     *
+     * @return null when admitted; else the remark of the SYSTEM_BUSY answer (the refusal is counted)
+     */
+    public String admitPull(String topic) {
+        TopicBuckets byTopic = table.topic(topic);
+        if (byTopic == null || byTopic.pulls == null || byTopic.pulls.tryConsume(1)) {
+            return null;
+        }
+        metrics.rateLimited("topic_pull");
+        return refusal("pulls of topic " + topic, byTopic.limit.pullsPerSecond(), byTopic.limit.pullBurst());
+    }
+
+    /**
+     * Takes a token for one request of {@code clientId} (request code {@code code}, to say in the remark).
+     *
+     * @return null when admitted; else the remark of the SYSTEM_BUSY answer (the refusal is counted)
+     */
+    public String admitRequest(String clientId, int code) {
+        ClientBuckets byClient = table.client(clientId);
+        if (byClient == null || byClient.requests == null || byClient.requests.tryConsume(1)) {
+            return null;
+        }
+        metrics.rateLimited("client_request");
+        return refusal("requests of client " + clientId + " (this one code " + code + ")",
+            byClient.limit.requestsPerSecond(), byClient.limit.requestBurst());
+    }
+
+    /**
+     * Whether a request with {@code code} counts toward a client's {@code requests-per-second}: not heartbeats and
+     * unregistrations, which keep the client known to its brokers (refusing them would make brokers forget
+     * consumers and rebalance every group member) and cost a broker little.
+     */
+    public static boolean countsAsRequest(int code) {
+        return code != RequestCode.HEART_BEAT && code != RequestCode.UNREGISTER_CLIENT;
+    }
+
+    private static String refusal(String what, int rate, int burst) {
+        return "[RATE_LIMITED] " + what + " exceed the gateway's limit of " + rate + " per second (burst " + burst
+            + "); retry later";
+    }
+
+    /** A topic's buckets; null where that kind is not limited. */
+    private record TopicBuckets(TopicLimit limit, Bucket sends, Bucket pulls) {
+    }
+
+    /** A client's buckets; null where that kind is not limited. */
+    private record ClientBuckets(ClientLimit limit, Bucket sends, Bucket requests) {
     }
 
     /** One configuration's buckets. */
     private static final class Table {
         final RateLimitConfig config;
         final TimeMeter clock;
-        final Map<String, Limited<TopicLimit>> topics = new HashMap<>();
-        final Map<String, Limited<ClientLimit>> clients = new HashMap<>();
+        final boolean limitsSends;
+        final boolean limitsPulls;
+        final boolean limitsRequests;
+        final Map<String, TopicBuckets> topics = new HashMap<>();
+        final Map<String, ClientBuckets> clients = new HashMap<>();
         final TopicLimit anyTopic;
         final ClientLimit anyClient;
-        final ConcurrentHashMap<String, Limited<TopicLimit>> dynamicTopics = new ConcurrentHashMap<>();
-        final ConcurrentHashMap<String, Limited<ClientLimit>> dynamicClients = new ConcurrentHashMap<>();
+        final ConcurrentHashMap<String, TopicBuckets> dynamicTopics = new ConcurrentHashMap<>();
+        final ConcurrentHashMap<String, ClientBuckets> dynamicClients = new ConcurrentHashMap<>();
 
         Table(RateLimitConfig config, TimeMeter clock) {
             this.config = config;
@@ -109,7 +175,7 @@ public final class RateLimits {
                 if (RateLimitConfig.ANY.equals(l.topic())) {
                     anyT = l;
                 } else {
-                    topics.put(l.topic(), new Limited<>(l, bucket(l.sendsPerSecond(), l.burst())));
+                    topics.put(l.topic(), buckets(l));
                 }
             }
             ClientLimit anyC = null;
@@ -117,42 +183,58 @@ public final class RateLimits {
                 if (RateLimitConfig.ANY.equals(l.clientId())) {
                     anyC = l;
                 } else {
-                    clients.put(l.clientId(), new Limited<>(l, bucket(l.sendsPerSecond(), l.burst())));
+                    clients.put(l.clientId(), buckets(l));
                 }
             }
             anyTopic = anyT;
             anyClient = anyC;
+            limitsSends = config.perTopic().stream().anyMatch(l -> l.sendsPerSecond() != null)
+                || config.perClient().stream().anyMatch(l -> l.sendsPerSecond() != null);
+            limitsPulls = config.perTopic().stream().anyMatch(l -> l.pullsPerSecond() != null);
+            limitsRequests = config.perClient().stream().anyMatch(l -> l.requestsPerSecond() != null);
         }
 
-        Limited<TopicLimit> topic(String topic) {
-            Limited<TopicLimit> named = topics.get(topic);
+        TopicBuckets topic(String topic) {
+            TopicBuckets named = topics.get(topic);
             if (named != null || anyTopic == null) {
                 return named;
             }
-            return dynamic(dynamicTopics, topic, anyTopic, anyTopic.sendsPerSecond(), anyTopic.burst());
+            return dynamic(dynamicTopics, topic, () -> buckets(anyTopic));
         }
 
-        Limited<ClientLimit> client(String clientId) {
-            Limited<ClientLimit> named = clients.get(clientId);
+        ClientBuckets client(String clientId) {
+            ClientBuckets named = clients.get(clientId);
             if (named != null || anyClient == null) {
                 return named;
             }
-            return dynamic(dynamicClients, clientId, anyClient, anyClient.sendsPerSecond(), anyClient.burst());
+            return dynamic(dynamicClients, clientId, () -> buckets(anyClient));
         }
 
-        private <L> Limited<L> dynamic(ConcurrentHashMap<String, Limited<L>> map, String key, L limit, int rate,
-                                       int burst) {
-            Limited<L> existing = map.get(key);
+        private static <B> B dynamic(ConcurrentHashMap<String, B> map, String key, Supplier<B> make) {
+            B existing = map.get(key);
             if (existing != null) {
                 return existing;
             }
             if (map.size() >= MAX_DYNAMIC_BUCKETS) {
                 map.clear();
             }
-            return map.computeIfAbsent(key, k -> new Limited<>(limit, bucket(rate, burst)));
+            return map.computeIfAbsent(key, k -> make.get());
         }
 
-        private Bucket bucket(int rate, int burst) {
+        private TopicBuckets buckets(TopicLimit l) {
+            return new TopicBuckets(l, bucket(l.sendsPerSecond(), l.burst()), bucket(l.pullsPerSecond(), l.pullBurst()));
+        }
+
+        private ClientBuckets buckets(ClientLimit l) {
+            return new ClientBuckets(l, bucket(l.sendsPerSecond(), l.burst()),
+                bucket(l.requestsPerSecond(), l.requestBurst()));
+        }
+
+        /** Null when {@code rate} is null (that kind not limited). */
+        private Bucket bucket(Integer rate, Integer burst) {
+            if (rate == null) {
+                return null;
+            }
             return Bucket.builder()
                 .addLimit(Bandwidth.builder().capacity(burst).refillGreedy(rate, Duration.ofSeconds(1)).build())
                 .withCustomTimePrecision(clock)

@@ -55,7 +55,7 @@ public final class RelayContext {
         this.rateLimits = new RateLimits(metrics);
     }
 
-    /** The send rate limits in force. */
+    /** The rate limits in force. */
     public RateLimits rateLimits() {
         return rateLimits;
     }

@@ -248,7 +248,7 @@ public final class RelaySession {
         answered();
     }
 
-    /** The send rate limits in force. */
+    /** The rate limits in force. */
     public RateLimits rateLimits() {
         return context.rateLimits();
     }
@@ -397,15 +397,39 @@ public final class RelaySession {
 
     /** A request that arrived while the gateway drains: SYSTEM_BUSY at once, never upstream. Takes ownership. */
     private void refuseDraining(RemotingFrame frame) {
+        if (frame.isOneway()) {
+            log.debug("client {}: oneway request code {} dropped: the gateway is draining", clientAddress,
+                frame.code());
+            frame.release();
+            return;
+        }
+        answerBusy(frame, DRAINING_REMARK);
+    }
+
+    /**
+     * A client past its {@code requests-per-second} ({@code rate-limits.per-client}) on a broker port: SYSTEM_BUSY
+     * at once, never upstream, so the client backs off as from a busy broker. Takes ownership when refused.
+     */
+    private boolean refusedByRequestLimit(RemotingFrame frame) {
+        RateLimits limits = context.rateLimits();
+        if (!limits.limitsRequests() || frame.isOneway() || !RateLimits.countsAsRequest(frame.code())
+            || !GatewayMetrics.BROKER.equals(handlers.role())) {
+            return false;
+        }
+        String remark = limits.admitRequest(clientIdForLimits(), frame.code());
+        if (remark == null) {
+            return false;
+        }
+        answerBusy(frame, remark);
+        return true;
+    }
+
+    /** Answers a request (not oneway) SYSTEM_BUSY with {@code remark}. Takes ownership. */
+    private void answerBusy(RemotingFrame frame, String remark) {
         try {
-            if (frame.isOneway()) {
-                log.debug("client {}: oneway request code {} dropped: the gateway is draining", clientAddress,
-                    frame.code());
-                return;
-            }
             metrics.requestAnswered(frame.code(), RemotingSysResponseCode.SYSTEM_BUSY);
             writeComposed(Frames.errorResponse(client.alloc(), frame.opaque(), answerEncoding(frame.encoding()),
-                RemotingSysResponseCode.SYSTEM_BUSY, DRAINING_REMARK));
+                RemotingSysResponseCode.SYSTEM_BUSY, remark));
             answered();
         } finally {
             frame.release();
@@ -542,6 +566,9 @@ public final class RelaySession {
             && (state instanceof SessionState.Connected || state instanceof SessionState.Local))) {
             // a oneway holds nothing up and is still relayed; every other new request stays out of upstream
             refuseDraining(frame);
+            return;
+        }
+        if (refusedByRequestLimit(frame)) {
             return;
         }
         if (state instanceof SessionState.Connected c) {

@@ -58,6 +58,22 @@ class SecurityConfigTest {
     }
 
     @Test
+    void pullAndRequestLimitsBindAndRoundTrip() {
+        GatewayConfig c = ConfigLoader.parse(NS + "rate-limits:\n  per-topic:\n"
+            + "    - {topic: Orders, pulls-per-second: 20, pull-burst: 40}\n"
+            + "    - {topic: '*', sends-per-second: 1000, pulls-per-second: 500}\n"
+            + "  per-client:\n    - {client-id: '*', requests-per-second: 300}\n"
+            + "    - {client-id: 'a@b', sends-per-second: 5, requests-per-second: 50, request-burst: 60}\n");
+        assertEquals(List.of(new RateLimitConfig.TopicLimit("Orders", null, null, 20, 40),
+            new RateLimitConfig.TopicLimit("*", 1000, 1000, 500, 500)), c.rateLimits().perTopic());
+        assertEquals(List.of(new RateLimitConfig.ClientLimit("*", null, null, 300, 300),
+            new RateLimitConfig.ClientLimit("a@b", 5, 5, 50, 60)), c.rateLimits().perClient());
+        String yaml = ConfigLoader.toYaml(c);
+        assertFalse(yaml.contains("null"), yaml);
+        assertEquals(c, ConfigLoader.parse(yaml), yaml);
+    }
+
+    @Test
     void thePasswordStaysOutOfToString() {
         TlsConfig tls = new TlsConfig(true, cert.toString(), key.toString(), "s3cret", null, null);
         assertFalse(tls.toString().contains("s3cret"), tls.toString());
@@ -80,6 +96,16 @@ class SecurityConfigTest {
             + " | rate-limits.per-client[0].burst | must be between 1",
         "rate-limits:\\n  per-topic:\\n    - {topic: T, sends-per-second: 1}\\n    - {topic: T, sends-per-second: 2}\\n"
             + " | rate-limits.per-topic[1].topic | 'T' is already listed at rate-limits.per-topic[0]",
+        "rate-limits:\\n  per-topic:\\n    - {topic: T, pull-burst: 3}\\n | rate-limits.per-topic[0].sends-per-second"
+            + " | or pulls-per-second is required",
+        "rate-limits:\\n  per-topic:\\n    - {topic: T, sends-per-second: 1, pull-burst: 3}\\n"
+            + " | rate-limits.per-topic[0].pull-burst | needs pulls-per-second",
+        "rate-limits:\\n  per-topic:\\n    - {topic: T, pulls-per-second: 0}\\n | rate-limits.per-topic[0].pulls-per-second"
+            + " | must be between 1 and 10000000, was 0",
+        "rate-limits:\\n  per-client:\\n    - {client-id: a, requests-per-second: 20000000}\\n"
+            + " | rate-limits.per-client[0].requests-per-second | must be between 1 and 10000000",
+        "rate-limits:\\n  per-client:\\n    - {client-id: a, request-burst: 5}\\n"
+            + " | rate-limits.per-client[0].sends-per-second | or requests-per-second is required",
         "rate-limits:\\n  per-topic:\\n    - {topic: T, sends-per-second: 1, sends-per-minute: 1}\\n"
             + " | rate-limits.per-topic[0].sends-per-minute"
             + " | unknown key"})

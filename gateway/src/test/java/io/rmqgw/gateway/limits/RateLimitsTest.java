@@ -90,6 +90,56 @@ class RateLimitsTest {
         assertFalse(limits.active());
     }
 
+    @Test
+    void aTopicsPullLimitGivesItsBurstThenItsRateAndLeavesSendsAlone() {
+        limits.apply(topics(new TopicLimit("T", null, null, 4, 8)));
+        assertFalse(limits.active(), "no send limit");
+        assertTrue(limits.limitsPulls());
+        assertFalse(limits.limitsRequests());
+        assertEquals(8, pulls("T", 20), "the burst, then nothing");
+        assertEquals("[RATE_LIMITED] pulls of topic T exceed the gateway's limit of 4 per second (burst 8); retry later",
+            limits.admitPull("T"));
+        clock.advance(Duration.ofMillis(500));
+        assertEquals(2, pulls("T", 20), "half a second refills half the rate");
+        assertEquals(12 + 1 + 18, metrics.rateLimitedSends("topic_pull"));
+        assertEquals(0, metrics.rateLimitedSends("topic"));
+        assertEquals(100, admitted("T", "c", 100), "sends to T are not limited");
+        assertEquals(100, pulls("Other", 100), "unlisted topics are not limited");
+    }
+
+    @Test
+    void aClientsRequestLimitCountsEveryRequestOfEachClientApart() {
+        limits.apply(new RateLimitConfig(null, List.of(new ClientLimit("*", null, null, 10, 3))));
+        assertTrue(limits.limitsRequests());
+        assertFalse(limits.active());
+        int admitted = 0;
+        for (int i = 0; i < 10; i++) {
+            if (limits.admitRequest("a@1", 11) == null) {
+                admitted++;
+            }
+        }
+        assertEquals(3, admitted);
+        assertEquals("[RATE_LIMITED] requests of client a@1 (this one code 11) exceed the gateway's limit of 10 per"
+            + " second (burst 3); retry later", limits.admitRequest("a@1", 11));
+        assertNull(limits.admitRequest("b@2", 11), "another client has a bucket of its own");
+        assertEquals(8, metrics.rateLimitedSends("client_request"));
+        clock.advance(Duration.ofMillis(100));
+        assertNull(limits.admitRequest("a@1", 11), "a tenth of a second refills one");
+        assertFalse(RateLimits.countsAsRequest(34), "heartbeats keep a client known: never refused");
+        assertFalse(RateLimits.countsAsRequest(35), "nor unregistrations");
+        assertTrue(RateLimits.countsAsRequest(11) && RateLimits.countsAsRequest(310));
+    }
+
+    private int pulls(String topic, int tries) {
+        int n = 0;
+        for (int i = 0; i < tries; i++) {
+            if (limits.admitPull(topic) == null) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     private static final class FakeClock implements TimeMeter {
         private long nanos = 1_000_000_000L;
 

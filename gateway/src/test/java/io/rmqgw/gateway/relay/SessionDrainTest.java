@@ -12,6 +12,8 @@ import io.netty.channel.ChannelPromise;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.gateway.config.RateLimitConfig;
+import io.rmqgw.gateway.config.RateLimitConfig.ClientLimit;
 import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.testing.Wire;
@@ -26,7 +28,8 @@ import org.junit.jupiter.api.Test;
 /**
  * A session while the gateway drains, driven with EmbeddedChannels: new requests are answered
  * SYSTEM_BUSY with the drain's remark and never reach the upstream, requests already upstream finish,
- * pulls held upstream are cut short. And the client is not read while it cannot take more writes.
+ * pulls held upstream are cut short. And the client is not read while it cannot take more writes; a client past
+ * its request rate limit is answered SYSTEM_BUSY before anything goes upstream.
  */
 class SessionDrainTest {
 
@@ -179,6 +182,28 @@ class SessionDrainTest {
         assertNull(upstream.readOutbound(), "a request that arrived while draining went upstream");
         assertEquals(0, session.inFlight(), "nothing in flight: the drain need not wait for it");
         assertEquals(1, metrics.requests(RequestCode.SEND_MESSAGE_V2, RemotingSysResponseCode.SYSTEM_BUSY));
+    }
+
+    @Test
+    void aClientPastItsRequestLimitGetsSystemBusyButItsHeartbeatsPass() {
+        RelaySession session = connected();
+        context.rateLimits().apply(new RateLimitConfig(null, List.of(new ClientLimit("*", null, null, 1, 2))));
+        for (int opaque = 11; opaque <= 13; opaque++) {
+            send(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(opaque));
+        }
+        send(Wire.request(RequestCode.HEART_BEAT).opaque(14).body("{}"));
+        assertEquals(11, Wire.parse(bytes(upstream.readOutbound())).opaque());
+        assertEquals(12, Wire.parse(bytes(upstream.readOutbound())).opaque());
+        assertEquals(14, Wire.parse(bytes(upstream.readOutbound())).opaque(), "a heartbeat is never refused");
+        assertNull(upstream.readOutbound(), "the refused request went upstream");
+        Wire.Frame busy = answer();
+        assertEquals(13, busy.opaque());
+        assertEquals(RemotingSysResponseCode.SYSTEM_BUSY, busy.code());
+        assertEquals("[RATE_LIMITED] requests of client " + session.clientIdForLimits() + " (this one code "
+            + RequestCode.GET_MAX_OFFSET + ") exceed the gateway's limit of 1 per second (burst 2); retry later",
+            busy.remark());
+        assertEquals(1, metrics.rateLimitedSends("client_request"));
+        assertEquals(3, session.inFlight(), "the three admitted requests wait for their answers");
     }
 
     @Test

@@ -12,15 +12,25 @@ import io.rmqgw.gateway.config.RateLimitConfig.TopicLimit;
 import io.rmqgw.it.fixture.GatewayFixture;
 import io.rmqgw.it.fixture.SharedCluster;
 import io.rmqgw.it.fixture.SharedClusterExtension;
+import io.rmqgw.it.support.Admin;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer;
+import org.apache.rocketmq.client.consumer.PullResult;
+import org.apache.rocketmq.client.consumer.PullStatus;
+import org.apache.rocketmq.client.exception.MQBrokerException;
+import org.apache.rocketmq.client.exception.MQClientException;
+import org.apache.rocketmq.common.message.MessageQueue;
 import org.apache.rocketmq.remoting.RPCHook;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
+import org.apache.rocketmq.remoting.protocol.RequestCode;
+import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -109,5 +119,103 @@ class RateLimitIT {
             }
             assertEquals(clientRefusals.size(), gateway.metrics().rateLimitedSends("client"));
         }
+    }
+
+    @Test
+    void pullsPastATopicsLimitAndRequestsPastAClientsLimitGetSystemBusy(SharedCluster shared) throws Exception {
+        String topic = shared.topic("pull_limited");
+        Admin.createTopic(shared.brokerAddress(), topic, 1);
+        Admin.awaitRoute(shared.namesrvAddress(), topic, shared.brokerName(), Duration.ofSeconds(15));
+        ScenarioRunner.scenario(ClientVersion.V5_4_0, "sync-send").namesrv(shared.namesrvAddress()).topic(topic)
+            .count(5).timeout(Duration.ofSeconds(60)).run().assertOk();
+        RateLimitConfig pulls = new RateLimitConfig(List.of(new TopicLimit(topic, null, null, 1, 2)), null);
+        try (GatewayFixture gateway = GatewayFixture.startWith(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ,
+            c -> c.withRateLimits(pulls))) {
+            AtomicInteger pullsAtBroker = new AtomicInteger();
+            RPCHook pullsOfTopic = new RPCHook() {
+                @Override
+                public void doBeforeRequest(String remoteAddr, RemotingCommand request) {
+                    Map<String, String> ext = request.getExtFields();
+                    if (request.getCode() == RequestCode.PULL_MESSAGE && ext != null && topic.equals(ext.get("topic"))) {
+                        pullsAtBroker.incrementAndGet();
+                    }
+                }
+
+                @Override
+                public void doAfterResponse(String remoteAddr, RemotingCommand request, RemotingCommand response) {
+                }
+            };
+            @SuppressWarnings("deprecation")
+            DefaultMQPullConsumer consumer = new DefaultMQPullConsumer(shared.group("pull_limited"));
+            consumer.setNamesrvAddr(gateway.namesrvAddress());
+            consumer.setInstanceName("rmqgw-it-pull-limited-" + System.nanoTime());
+            consumer.start();
+            shared.recorder().addBrokerHook(pullsOfTopic);
+            try {
+                MessageQueue queue = new MessageQueue(topic, shared.brokerName(), 0);
+                List<Integer> outcomes = new ArrayList<>();
+                List<String> remarks = new ArrayList<>();
+                for (int i = 0; i < 10; i++) {
+                    try {
+                        PullResult r = consumer.pull(queue, "*", 0, 1);
+                        outcomes.add(r.getPullStatus() == PullStatus.FOUND ? 0 : -1);
+                    } catch (MQBrokerException e) {
+                        outcomes.add(e.getResponseCode());
+                        remarks.add(e.getErrorMessage());
+                    }
+                }
+                long found = outcomes.stream().filter(o -> o == 0).count();
+                long busy = outcomes.stream().filter(o -> o == ResponseCode.SYSTEM_BUSY).count();
+                System.err.println("[it] pull limit 1/s burst 2: " + outcomes + "; pulls at the broker "
+                    + pullsAtBroker.get());
+                assertEquals(10, found + busy, outcomes::toString);
+                assertTrue(found >= 2 && busy >= 1, outcomes::toString);
+                for (String remark : remarks) {
+                    assertEquals("[RATE_LIMITED] pulls of topic " + topic + " exceed the gateway's limit of 1 per second"
+                        + " (burst 2); retry later", remark);
+                }
+                assertEquals(busy, gateway.metrics().rateLimitedSends("topic_pull"));
+                assertEquals(found, pullsAtBroker.get(), "refused pulls never reached the broker");
+
+                // a reload to a per-client request limit: any request past it, here GET_MAX_OFFSET, is refused
+                assertTrue(gateway.gateway().reload(gateway.gateway().config().withRateLimits(new RateLimitConfig(
+                    null, List.of(new ClientLimit(RateLimitConfig.ANY, null, null, 1, 3))))).applied()
+                    .contains("rate-limits"));
+                AtomicInteger answered = new AtomicInteger();
+                List<Integer> refusedCodes = new ArrayList<>();
+                for (int i = 0; i < 10; i++) {
+                    try {
+                        consumer.maxOffset(queue);
+                        answered.incrementAndGet();
+                    } catch (MQClientException e) {
+                        MQBrokerException answer = brokerAnswer(e);
+                        assertTrue(answer != null, () -> "not a broker answer: " + e);
+                        refusedCodes.add(answer.getResponseCode());
+                        assertTrue(answer.getErrorMessage().startsWith("[RATE_LIMITED] requests of client ")
+                            && answer.getErrorMessage().endsWith(" (this one code " + RequestCode.GET_MAX_OFFSET
+                            + ") exceed the gateway's limit of 1 per second (burst 3); retry later"),
+                            answer::getErrorMessage);
+                    }
+                }
+                System.err.println("[it] request limit 1/s burst 3: " + answered + " answered, refused " + refusedCodes
+                    + "; counted " + gateway.metrics().rateLimitedSends("client_request"));
+                assertTrue(answered.get() >= 1 && !refusedCodes.isEmpty(), () -> answered + " answered, " + refusedCodes);
+                assertTrue(refusedCodes.stream().allMatch(c -> c == ResponseCode.SYSTEM_BUSY), refusedCodes::toString);
+                // the client's own background requests (offsets, heartbeats are exempt) may be refused too
+                assertTrue(gateway.metrics().rateLimitedSends("client_request") >= refusedCodes.size());
+            } finally {
+                shared.recorder().removeBrokerHook(pullsOfTopic);
+                consumer.shutdown();
+            }
+        }
+    }
+
+    private static MQBrokerException brokerAnswer(Throwable e) {
+        for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
+            if (t instanceof MQBrokerException b) {
+                return b;
+            }
+        }
+        return null;
     }
 }

@@ -15,6 +15,7 @@ import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.it.support.Admin;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.DeliveryLedger;
+import io.rmqgw.it.support.FaultLoad;
 import io.rmqgw.it.support.ScenarioProcess;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.testing.FreePorts;
@@ -26,14 +27,11 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
-import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
-import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendStatus;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
-import org.apache.rocketmq.common.message.MessageExt;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -97,14 +95,14 @@ class VirtualQueueFaultsIT {
             ScenarioProcess stopped = run.forked.get(0);
             assertTrue(received(stopped) > 0, stopped + " had work before it was stopped");
             long idleAtStop = run.stats().redeliveries().getOrDefault(RedeliveryReason.IDLE, 0L);
-            signal("STOP", stopped.pid());
+            FaultLoad.signal("STOP", stopped.pid());
             long idleDuringStop;
             try {
                 // past the lease timeout: its leases go to the others while it sleeps, and the stream goes on
                 run.produceFor(Duration.ofSeconds(20));
                 idleDuringStop = run.stats().redeliveries().getOrDefault(RedeliveryReason.IDLE, 0L) - idleAtStop;
             } finally {
-                signal("CONT", stopped.pid());
+                FaultLoad.signal("CONT", stopped.pid());
             }
             run.produceFor(Duration.ofSeconds(5));
             run.stopProducer();
@@ -168,7 +166,7 @@ class VirtualQueueFaultsIT {
             produce(producer, topic, Duration.ofSeconds(10), sequence, ledger);
             long drainStart = System.nanoTime();
             try {
-                await("every acknowledged send received after the crash", Duration.ofSeconds(90),
+                FaultLoad.await("every acknowledged send received after the crash", Duration.ofSeconds(90),
                     () -> ledger.missing().isEmpty());
             } catch (AssertionError e) {
                 throw new AssertionError(e.getMessage() + ": " + ledger, e);
@@ -204,34 +202,15 @@ class VirtualQueueFaultsIT {
         }
     }
 
-    /** A 5.4.0 push consumer (one consume thread) recording each key it receives in {@code ledger}. */
     private static DefaultMQPushConsumer pushConsumer(String group, String topic, String namesrv, String instance,
                                                       DeliveryLedger ledger) throws Exception {
-        DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
-        c.setNamesrvAddr(namesrv);
-        c.setInstanceName(instance);
-        c.setPollNameServerInterval(2_000);
-        c.setConsumeThreadMin(1);
-        c.setConsumeThreadMax(1);
-        c.subscribe(topic, "*");
-        c.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
-            for (MessageExt m : msgs) {
-                ledger.received(m.getKeys());
-            }
-            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-        });
-        c.start();
-        return c;
+        return FaultLoad.pushConsumer(group, topic, namesrv, instance, ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET, ledger);
     }
 
     private static long received(ScenarioProcess p) {
         return p.linesSoFar().stream().filter(l -> "received".equals(l.path("type").asText())).count();
     }
 
-    private static void signal(String signal, long pid) throws Exception {
-        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
-        assertTrue(kill.waitFor(5, TimeUnit.SECONDS) && kill.exitValue() == 0, "kill -" + signal + " " + pid);
-    }
 
     /** What a scenario ended with. */
     private record Result(String scenario, int sent, long lost, long duplicates, long duplicatedKeys, long bound,
@@ -286,9 +265,9 @@ class VirtualQueueFaultsIT {
                 inJvm.add(pushConsumer(topic + "-" + i));
             }
             int members = forkedCount + inJvmCount;
-            await("all " + members + " consumers registered on the virtual broker", Duration.ofSeconds(60),
+            FaultLoad.await("all " + members + " consumers registered on the virtual broker", Duration.ofSeconds(60),
                 () -> gateway.gateway().virtualQueues().memberIds(group).size() == members);
-            await("the gateway owns the 4 real queues", Duration.ofSeconds(30),
+            FaultLoad.await("the gateway owns the 4 real queues", Duration.ofSeconds(30),
                 () -> consumer().virtualQueueCount() == REAL_QUEUES * PER_REAL_QUEUE);
             TimeUnit.SECONDS.sleep(4); // the clients' rebalance (notified, and every 2 s)
             producer = new DefaultMQProducer(cluster.group(topic + "p"));
@@ -356,7 +335,7 @@ class VirtualQueueFaultsIT {
         Result drainAndCheck(String scenario, int faults) throws Exception {
             long drainStart = System.nanoTime();
             try {
-                await("the backlog drained: every acknowledged send received, nothing leased or available",
+                FaultLoad.await("the backlog drained: every acknowledged send received, nothing leased or available",
                     Duration.ofSeconds(90), () -> {
                         VirtualQueueStats s = stats();
                         return everything().missing().isEmpty() && s.leased() == 0 && s.available() == 0;
@@ -401,7 +380,7 @@ class VirtualQueueFaultsIT {
             for (ScenarioProcess p : forked) {
                 if (p.isAlive()) {
                     try {
-                        signal("CONT", p.pid()); // never leave a stopped process behind
+                        FaultLoad.signal("CONT", p.pid()); // never leave a stopped process behind
                     } catch (Exception | AssertionError e) {
                         // ended meanwhile
                     }
@@ -411,16 +390,6 @@ class VirtualQueueFaultsIT {
             if (gateway != null) {
                 gateway.close();
             }
-        }
-    }
-
-    private static void await(String what, Duration timeout, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("timed out after " + timeout.toSeconds() + " s waiting for: " + what);
-            }
-            TimeUnit.MILLISECONDS.sleep(250);
         }
     }
 }

@@ -40,6 +40,13 @@ public final class DeliveryLedger {
         return missing;
     }
 
+    /** Keys received that were never acknowledged: sends answered as failed (or timed out) that were stored. */
+    public Set<String> receivedUnacknowledged() {
+        Set<String> extra = new HashSet<>(received.keySet());
+        extra.removeAll(sent);
+        return extra;
+    }
+
     /** Deliveries past each key's first, summed. */
     public long duplicates() {
         return received.values().stream().mapToLong(n -> Math.max(0, n.get() - 1)).sum();
