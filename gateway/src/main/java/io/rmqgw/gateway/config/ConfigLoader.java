@@ -406,6 +406,12 @@ public final class ConfigLoader {
             perClient.addObject().put("client-id", l.clientId()).put("sends-per-second", l.sendsPerSecond())
                 .put("burst", l.burst());
         }
+        ObjectNode coalescing = root.putObject("coalescing");
+        ArrayNode coalescedTopics = coalescing.putArray("topics");
+        config.coalescing().topics().forEach(coalescedTopics::add);
+        coalescing.put("max-messages", config.coalescing().maxMessages());
+        coalescing.put("max-bytes", config.coalescing().maxBytes());
+        coalescing.put("max-delay", formatDuration(config.coalescing().maxDelay()));
         try {
             return MAPPER.writeValueAsString(root);
         } catch (IOException e) {
