@@ -205,7 +205,7 @@ public final class Coalescing {
             int code = cause instanceof UpstreamException u && u.reason() == UpstreamException.Reason.TIMEOUT
                 ? RemotingSysResponseCode.SYSTEM_BUSY : RemotingSysResponseCode.SYSTEM_ERROR;
             metrics.coalesceBatch("failed", batch.size());
-            failAll(batch, code, cause.getMessage() + " (a coalesced batch of " + batch.size() + " sends)");
+            failAll(batch, code, cause.getMessage() + " (" + describe(batch) + ")");
             return;
         }
         RemotingFrame response = f.getNow();
@@ -221,7 +221,7 @@ public final class Coalescing {
                 key.queueId(), e.toString());
             metrics.coalesceBatch("failed", batch.size());
             failAll(batch, RemotingSysResponseCode.SYSTEM_ERROR, "unreadable answer from broker " + key.brokerAddress()
-                + " to a coalesced batch of " + batch.size() + " sends: " + e.getMessage());
+                + " to " + describe(batch) + ": " + e.getMessage());
         } finally {
             response.release();
         }
@@ -232,8 +232,7 @@ public final class Coalescing {
         if (!stores(code)) {
             metrics.coalesceBatch("refused", batch.size());
             String remark = header.remark();
-            failAll(batch, code, (remark == null ? "" : remark) + " (a coalesced batch of " + batch.size()
-                + " sends; none was stored)");
+            failAll(batch, code, (remark == null ? "" : remark) + " (" + describe(batch) + "; none was stored)");
             return;
         }
         String ids = header.get("msgId");
@@ -250,8 +249,8 @@ public final class Coalescing {
             log.warn("coalesced batch to {} {} queue {}: {} messages stored, answer has {} ids and queue offset {}",
                 key.brokerAddress(), key.topic(), key.queueId(), batch.size(), each.length, offset);
             metrics.coalesceBatch("stored", batch.size());
-            failAll(batch, RemotingSysResponseCode.SYSTEM_ERROR, "broker " + key.brokerAddress() + " stored a coalesced"
-                + " batch of " + batch.size() + " sends but answered " + each.length + " ids and queue offset " + offset
+            failAll(batch, RemotingSysResponseCode.SYSTEM_ERROR, "broker " + key.brokerAddress() + " stored "
+                + describe(batch) + " but answered " + each.length + " ids and queue offset " + offset
                 + " (the message may be stored: deduplicate by its unique key)");
             return;
         }
@@ -277,6 +276,11 @@ public final class Coalescing {
             metrics.requestAnswered(s.requestCode(), code);
             answer(s, RemotingHeader.response(s.opaque(), code, remark));
         }
+    }
+
+    /** "a coalesced batch of 3 sends", for remarks. */
+    private static String describe(List<CoalescedSend> batch) {
+        return "a coalesced batch of " + batch.size() + (batch.size() == 1 ? " send" : " sends");
     }
 
     private static void answer(CoalescedSend s, RemotingHeader header) {
