@@ -25,6 +25,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
@@ -69,7 +71,7 @@ public final class Coalescing {
     /** Applies reloaded settings to every later send (batches already taken keep theirs). */
     public void settings(CoalescingConfig next) {
         apply(next);
-        log.info("coalescing {}: topics {}, max {} messages, {} bytes, {} ms apart", next.enabled() ? "on" : "off",
+        log.info("coalescing {}: topics {}, max {} messages, {} bytes, idle queues wait {} ms", next.enabled() ? "on" : "off",
             next.topics(), next.maxMessages(), next.maxBytes(), next.maxDelay().toMillis());
     }
 
@@ -132,9 +134,9 @@ public final class Coalescing {
         request.release();
         QueueKey key = new QueueKey(brokerAddress, header.topic(), header.queueId());
         QueueBatcher<CoalescedSend> queue = queues.computeIfAbsent(key,
-            k -> new QueueBatcher<>(CoalescedSend::bytes, CoalescedSend::arrivalNanos));
-        List<CoalescedSend> now1 = queue.offer(send, limits(s));
-        if (now1 == null) {
+            k -> new QueueBatcher<>(CoalescedSend::bytes));
+        QueueBatcher.Offered<CoalescedSend> offered = queue.offer(send, limits(s));
+        if (offered == null) {
             entry.release();
             metrics.coalesceSend("busy");
             session.answerLocally(Frames.errorResponse(session.client().alloc(), send.opaque(), send.answerEncoding(),
@@ -143,8 +145,15 @@ public final class Coalescing {
             return true;
         }
         metrics.coalesceSend("coalesced");
-        if (!now1.isEmpty()) {
-            send(key, queue, now1);
+        if (!offered.now().isEmpty()) {
+            send(key, queue, offered.now());
+        } else if (offered.linger()) {
+            try {
+                pool.broker(key.brokerAddress()).eventLoop().schedule(() -> sendNext(key, queue),
+                    s.maxDelay().toNanos(), TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException e) {
+                sendNext(key, queue); // the gateway is stopping: at once (the pool answers it)
+            }
         }
         return true;
     }
@@ -192,13 +201,18 @@ public final class Coalescing {
         return ext;
     }
 
-    private void answered(QueueKey key, QueueBatcher<CoalescedSend> queue, List<CoalescedSend> batch, long sent,
-                          Future<RemotingFrame> f) {
-        // the next batch first: the queue's turn is over once the broker answered
+    /** The queue's request was answered or its linger ended: the sends waiting go now. */
+    private void sendNext(QueueKey key, QueueBatcher<CoalescedSend> queue) {
         List<CoalescedSend> next = queue.answered(limits(settings));
         if (!next.isEmpty()) {
             send(key, queue, next);
         }
+    }
+
+    private void answered(QueueKey key, QueueBatcher<CoalescedSend> queue, List<CoalescedSend> batch, long sent,
+                          Future<RemotingFrame> f) {
+        // the next batch first: the queue's turn is over once the broker answered
+        sendNext(key, queue);
         long received = System.nanoTime();
         if (!f.isSuccess()) {
             Throwable cause = f.cause();
@@ -284,7 +298,15 @@ public final class Coalescing {
     }
 
     private static void answer(CoalescedSend s, RemotingHeader header) {
-        s.session().writeToClient(Frames.encode(s.session().client().alloc(), header, s.answerEncoding(), null));
+        if (s.session().client().eventLoop().isShuttingDown()) {
+            return; // the gateway stopped past its drain: the client's connection is gone with its loop
+        }
+        ByteBuf frame = Frames.encode(s.session().client().alloc(), header, s.answerEncoding(), null);
+        try {
+            s.session().writeToClient(frame);
+        } catch (RejectedExecutionException e) {
+            frame.release();
+        }
     }
 
     /** Answers whose messages the broker stored (flush or replica timeouts included, as clients count them). */

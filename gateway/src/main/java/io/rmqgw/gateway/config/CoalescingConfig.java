@@ -12,14 +12,15 @@ import java.util.Set;
 /**
  * Server-side coalescing of small sends ({@code coalescing:}): single sends to the listed topics from any
  * client connections, for the same broker and queue, go to the broker together as one SEND_BATCH_MESSAGE
- * while a request for that queue is already in flight. Every key applies at once on a reload.
+ * while a request for that queue is already in flight (or during {@code maxDelay} after a send to an idle
+ * queue). Every key applies at once on a reload.
  *
  * @param topics      the topics whose single sends may be coalesced (none: coalescing is off)
  * @param maxMessages messages in one coalesced batch at most
  * @param maxBytes    batch body bytes at most (each message as a batch entry: 22 bytes + body + properties);
  *                    a message larger than this alone is never coalesced
- * @param maxDelay    a batch takes no message that arrived more than this after the batch's first one, which
- *                    bounds how far the batch's one born timestamp can be from a message's arrival
+ * @param maxDelay    how long a send to an idle queue waits for others to go with it (0: it goes at once, and
+ *                    batches form only while a request for the queue is in flight)
  */
 public record CoalescingConfig(List<String> topics, Integer maxMessages, Integer maxBytes, Duration maxDelay) {
 
@@ -29,7 +30,7 @@ public record CoalescingConfig(List<String> topics, Integer maxMessages, Integer
     public static final int MIN_MAX_BYTES = 1024;
     /** RocketMQ brokers refuse batch bodies over their maxMessageSize, 4 MiB by default. */
     public static final int MAX_MAX_BYTES = 4 * 1024 * 1024;
-    public static final Duration DEFAULT_MAX_DELAY = Duration.ofMillis(1);
+    public static final Duration DEFAULT_MAX_DELAY = Duration.ZERO;
     public static final Duration MAX_MAX_DELAY = Duration.ofSeconds(1);
 
     public static final CoalescingConfig NONE = new CoalescingConfig(null, null, null, null);

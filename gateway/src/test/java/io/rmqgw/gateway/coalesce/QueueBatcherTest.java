@@ -21,22 +21,29 @@ class QueueBatcherTest {
     record Send(int sender, int seq, int bytes, long arrival) {
     }
 
-    private static final QueueBatcher.Limits LIMITS = new QueueBatcher.Limits(3, 1000, 1_000_000, 5);
+    private static final QueueBatcher.Limits LIMITS = new QueueBatcher.Limits(3, 1000, 0, 5);
 
     private static QueueBatcher<Send> batcher() {
-        return new QueueBatcher<>(Send::bytes, Send::arrival);
+        return new QueueBatcher<>(Send::bytes);
+    }
+
+    /** What the caller must send now ({@link QueueBatcher#offer} not refused, no linger). */
+    private static List<Send> offer(QueueBatcher<Send> q, Send s, QueueBatcher.Limits limits) {
+        QueueBatcher.Offered<Send> o = q.offer(s, limits);
+        assertFalse(o.linger());
+        return o.now();
     }
 
     @Test
     void anIdleQueueSendsAtOnceAlone() {
         QueueBatcher<Send> q = batcher();
         Send s = new Send(0, 0, 10, 0);
-        assertEquals(List.of(s), q.offer(s, LIMITS), "no added delay when nothing is in flight");
+        assertEquals(List.of(s), offer(q, s, LIMITS), "no added delay when nothing is in flight");
         assertTrue(q.inFlight());
         assertEquals(List.of(), q.answered(LIMITS), "nothing waited");
         assertFalse(q.inFlight(), "idle again");
         Send t = new Send(0, 1, 10, 5);
-        assertEquals(List.of(t), q.offer(t, LIMITS));
+        assertEquals(List.of(t), offer(q, t, LIMITS));
     }
 
     @Test
@@ -45,8 +52,8 @@ class QueueBatcherTest {
         q.offer(new Send(0, 0, 10, 0), LIMITS);
         Send a = new Send(1, 0, 10, 1);
         Send b = new Send(2, 0, 10, 2);
-        assertEquals(List.of(), q.offer(a, LIMITS));
-        assertEquals(List.of(), q.offer(b, LIMITS));
+        assertEquals(List.of(), offer(q, a, LIMITS));
+        assertEquals(List.of(), offer(q, b, LIMITS));
         assertEquals(2, q.waiting());
         assertEquals(List.of(a, b), q.answered(LIMITS));
         assertTrue(q.inFlight(), "the batch is in flight now");
@@ -54,7 +61,7 @@ class QueueBatcherTest {
     }
 
     @Test
-    void aBatchStopsAtMaxMessagesMaxBytesAndMaxDelayTheRestGoNext() {
+    void aBatchStopsAtMaxMessagesAndMaxBytesTheRestGoNext() {
         QueueBatcher<Send> q = batcher();
         q.offer(new Send(0, 0, 1, 0), LIMITS);
         List<Send> waiting = List.of(new Send(1, 0, 10, 10), new Send(2, 0, 10, 11), new Send(3, 0, 10, 12),
@@ -63,21 +70,30 @@ class QueueBatcherTest {
         assertEquals(waiting.subList(0, 3), q.answered(LIMITS), "max-messages 3");
         assertEquals(waiting.subList(3, 4), q.answered(LIMITS));
 
-        QueueBatcher.Limits bytes = new QueueBatcher.Limits(64, 25, 1_000_000, 100);
+        QueueBatcher.Limits bytes = new QueueBatcher.Limits(64, 25, 0, 100);
         q.offer(new Send(5, 0, 10, 20), bytes);
         q.offer(new Send(6, 0, 10, 21), bytes);
         q.offer(new Send(7, 0, 10, 22), bytes);
         assertEquals(List.of(new Send(5, 0, 10, 20), new Send(6, 0, 10, 21)), q.answered(bytes), "max-bytes 25");
         assertEquals(List.of(new Send(7, 0, 10, 22)), q.answered(bytes));
+        assertEquals(List.of(), q.answered(bytes));
+        assertFalse(q.inFlight());
+    }
 
-        QueueBatcher.Limits delay = new QueueBatcher.Limits(64, 1000, 5, 100);
-        q.offer(new Send(8, 0, 10, 100), delay);
-        q.offer(new Send(9, 0, 10, 105), delay);
-        q.offer(new Send(10, 0, 10, 106), delay);
-        assertEquals(List.of(new Send(8, 0, 10, 100), new Send(9, 0, 10, 105)), q.answered(delay),
-            "arrived more than max-delay after the batch's first: next batch");
-        assertEquals(List.of(new Send(10, 0, 10, 106)), q.answered(delay));
-        assertEquals(List.of(), q.answered(delay));
+    @Test
+    void withALingerAnIdleQueuesFirstSendWaitsForCompanyAndGoesWithItWhenTheLingerEnds() {
+        QueueBatcher<Send> q = batcher();
+        QueueBatcher.Limits linger = new QueueBatcher.Limits(64, 1000, 1_000_000, 100);
+        Send first = new Send(0, 0, 10, 0);
+        QueueBatcher.Offered<Send> o = q.offer(first, linger);
+        assertTrue(o.linger(), "the caller calls answered() after the linger");
+        assertEquals(List.of(), o.now());
+        assertTrue(q.inFlight(), "the linger holds the queue as a request would");
+        Send second = new Send(1, 0, 10, 1);
+        QueueBatcher.Offered<Send> o2 = q.offer(second, linger);
+        assertFalse(o2.linger(), "one linger per idle period");
+        assertEquals(List.of(first, second), q.answered(linger), "the linger ended: both go");
+        assertEquals(List.of(), q.answered(linger));
         assertFalse(q.inFlight());
     }
 
@@ -88,7 +104,7 @@ class QueueBatcherTest {
         Send big = new Send(1, 0, 5000, 1);
         q.offer(big, LIMITS);
         for (int i = 0; i < LIMITS.maxWaiting() - 1; i++) {
-            assertEquals(List.of(), q.offer(new Send(2, i, 1, 2), LIMITS));
+            assertEquals(List.of(), offer(q, new Send(2, i, 1, 2), LIMITS));
         }
         assertNull(q.offer(new Send(3, 0, 1, 3), LIMITS), "max-waiting reached: refused, not taken");
         assertEquals(LIMITS.maxWaiting(), q.waiting());
@@ -108,7 +124,7 @@ class QueueBatcherTest {
     @Test
     void concurrentSendersOneInFlightNothingLostNothingTwiceEachSendersOrderKept() throws Exception {
         QueueBatcher<Send> q = batcher();
-        QueueBatcher.Limits limits = new QueueBatcher.Limits(8, 1 << 20, Long.MAX_VALUE, 1000);
+        QueueBatcher.Limits limits = new QueueBatcher.Limits(8, 1 << 20, 0, 1000);
         int senders = 16;
         int perSender = 200;
         ConcurrentLinkedQueue<List<Send>> requests = new ConcurrentLinkedQueue<>();
@@ -148,10 +164,11 @@ class QueueBatcherTest {
                     Send s = new Send(id, seq, 10, System.nanoTime());
                     CountDownLatch latch = new CountDownLatch(1);
                     answered.put(s, latch);
-                    List<Send> now = q.offer(s, limits);
-                    if (now == null) {
+                    QueueBatcher.Offered<Send> offered = q.offer(s, limits);
+                    if (offered == null) {
                         throw new AssertionError("refused");
                     }
+                    List<Send> now = offered.now();
                     if (!now.isEmpty()) {
                         send.accept(now);
                     }

@@ -23,7 +23,7 @@ class CoalescingConfigTest {
         assertEquals(List.of(), c.topics());
         assertEquals(64, c.maxMessages());
         assertEquals(256 * 1024, c.maxBytes());
-        assertEquals(Duration.ofMillis(1), c.maxDelay());
+        assertEquals(Duration.ZERO, c.maxDelay(), "no added delay by default");
     }
 
     @Test
