@@ -2,6 +2,7 @@ package io.rmqgw.gateway.coalesce;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
+import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
 import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.RemotingFrame;
@@ -19,6 +20,8 @@ import io.rmqgw.gateway.upstream.UpstreamConnection;
 import io.rmqgw.gateway.upstream.UpstreamException;
 import io.rmqgw.gateway.upstream.UpstreamPool;
 import io.rmqgw.metrics.GatewayMetrics;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -274,22 +277,30 @@ public final class Coalescing {
         common.remove("batchUniqId");
         String remark = header.remark();
         long now = System.nanoTime();
+        Map<EventLoop, List<Answer>> byLoop = new IdentityHashMap<>();
         for (int i = 0; i < batch.size(); i++) {
             CoalescedSend s = batch.get(i);
             Map<String, String> ext = new LinkedHashMap<>(common);
             ext.put("msgId", MessageIds.rewrite(each[i].trim(), storeHosts));
             ext.put("queueOffset", Long.toString(base + i));
-            answer(s, RemotingHeader.response(s.opaque(), code, remark).withExtFields(ext));
+            add(byLoop, s, RemotingHeader.response(s.opaque(), code, remark).withExtFields(ext));
             metrics.requestCompleted(s.requestCode(), code, (sent - s.arrivalNanos()) + (now - received),
                 received - sent);
         }
+        handOff(byLoop);
     }
 
     private void failAll(List<CoalescedSend> batch, int code, String remark) {
+        Map<EventLoop, List<Answer>> byLoop = new IdentityHashMap<>();
         for (CoalescedSend s : batch) {
             metrics.requestAnswered(s.requestCode(), code);
-            answer(s, RemotingHeader.response(s.opaque(), code, remark));
+            add(byLoop, s, RemotingHeader.response(s.opaque(), code, remark));
         }
+        handOff(byLoop);
+    }
+
+    /** A client's answer, encoded, waiting to be handed to its connection's event loop. */
+    private record Answer(RelaySession session, ByteBuf frame) {
     }
 
     /** "a coalesced batch of 3 sends", for remarks. */
@@ -297,16 +308,29 @@ public final class Coalescing {
         return "a coalesced batch of " + batch.size() + (batch.size() == 1 ? " send" : " sends");
     }
 
-    private static void answer(CoalescedSend s, RemotingHeader header) {
-        if (s.session().client().eventLoop().isShuttingDown()) {
+    private static void add(Map<EventLoop, List<Answer>> byLoop, CoalescedSend s, RemotingHeader header) {
+        EventLoop loop = s.session().client().eventLoop();
+        if (loop.isShuttingDown()) {
             return; // the gateway stopped past its drain: the client's connection is gone with its loop
         }
-        ByteBuf frame = Frames.encode(s.session().client().alloc(), header, s.answerEncoding(), null);
-        try {
-            s.session().writeToClient(frame);
-        } catch (RejectedExecutionException e) {
-            frame.release();
-        }
+        byLoop.computeIfAbsent(loop, l -> new ArrayList<>()).add(new Answer(s.session(),
+            Frames.encode(s.session().client().alloc(), header, s.answerEncoding(), null)));
+    }
+
+    /** One task per client event loop for a batch's answers, not one per answer: fewer thread hops. */
+    private static void handOff(Map<EventLoop, List<Answer>> byLoop) {
+        byLoop.forEach((loop, answers) -> {
+            Runnable write = () -> answers.forEach(a -> a.session().writeToClient(a.frame()));
+            if (loop.inEventLoop()) {
+                write.run();
+                return;
+            }
+            try {
+                loop.execute(write);
+            } catch (RejectedExecutionException e) {
+                answers.forEach(a -> a.frame().release());
+            }
+        });
     }
 
     /** Answers whose messages the broker stored (flush or replica timeouts included, as clients count them). */
