@@ -7,6 +7,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.rmqgw.codec.message.BatchBody;
 import io.rmqgw.codec.message.MessageIds;
+import io.rmqgw.gateway.ReloadResult;
 import io.rmqgw.gateway.config.CoalescingConfig;
 import io.rmqgw.gateway.edge.BrokerBehindGateway;
 import io.rmqgw.metrics.GatewayMetrics;
@@ -163,6 +164,31 @@ class CoalescingRelayTest {
         }
         assertEquals(1.0, metrics.coalesceBatchesCount("failed"));
         assertEquals(1.0, metrics.coalesceBatchesCount("refused"));
+    }
+
+    @Test
+    void aReloadTurnsCoalescingOffAndOnForTheNextSendOnAnOpenConnection() throws Exception {
+        io.rmqgw.gateway.Gateway gw = b.gateway.gateway();
+        try (RawClient client = b.connect()) {
+            ReloadResult off = gw.reload(gw.config().withCoalescing(CoalescingConfig.NONE));
+            assertEquals(List.of("coalescing"), off.applied());
+            client.send(send(7, SerializeType.ROCKETMQ, "e", ""));
+            Wire.Frame relayed = b.broker.awaitFrame(f -> f.code() == RequestCode.SEND_MESSAGE_V2, WAIT).frame();
+            assertEquals(7, relayed.opaque(), "not coalesced: relayed as the client sent it");
+            assertEquals(7, client.read().opaque());
+
+            ReloadResult on = gw.reload(gw.config().withCoalescing(CoalescingConfig.of(TOPIC)));
+            assertEquals(List.of("coalescing"), on.applied());
+            client.send(send(8, SerializeType.ROCKETMQ, "f", ""));
+            ScriptedPeer.Received batch = nextBatch();
+            assertEquals(List.of("f"), keys(batch.frame()));
+            answer(batch, Wire.response(Wire.SUCCESS, batch.frame().opaque()).ext("msgId", brokerId(3000))
+                .ext("queueId", "2").ext("queueOffset", "7").bytes());
+            Wire.Frame answered = client.read();
+            assertEquals(8, answered.opaque());
+            assertEquals("7", answered.ext().get("queueOffset"), answered.toString());
+        }
+        assertEquals(1.0, metrics.coalesceSendsCount("coalesced"));
     }
 
     @Test
