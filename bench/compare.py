@@ -27,6 +27,11 @@ each on its own topic of 4 queues; slow consumers (5 ms of work per message, one
 the gateway; fast consumers (no work): 4 direct vs 4 through the gateway; end-to-end latency through the gateway vs
 direct; the gateway's rmqgw_vq_* counters after every round (vq-metrics.txt).
 
+--coalesce-topics T1,T2: the gateway under test ("gateway") coalesces single sends to these topics
+(`coalescing.topics`, the other coalescing keys at their defaults); a baseline gateway (--baseline-home, which
+may be this build) never does, so `--targets direct,gateway,baseline --baseline-home .` compares coalescing on,
+off and direct side by side; the gateway's rmqgw_coalesce_* counters are saved after the run (coalesce-metrics.txt).
+
 All output (per-run JSON and logs, server logs, summary.md, summary.json, the gateway profile) goes
 to --out (default: a new directory under /tmp); the broker's store is removed at the end unless --keep.
 """
@@ -370,6 +375,8 @@ class Bench:
                 f.write("virtual-queues:\n" + "".join(
                     f"  - {{group: {g}, topic: {t}, per-real-queue: {self.a.vq_per_real_queue}{lease}}}\n"
                     for t, g in VQ_GROUPS))
+            if self.a.coalesce_topics and encoding == "rocketmq":
+                f.write(f"coalescing:\n  topics: [{self.a.coalesce_topics}]\n")
         env = dict(self.env, JAVA_OPTS=f"-Xms256m -Xmx256m -XX:+UseG1GC {self.a.gateway_java_opts}".strip())
         name = {"rocketmq": "gateway", "baseline": "gateway-base"}.get(encoding, f"gateway-{encoding}")
         gw = Service(name, [os.path.join(home, "bin", "rmqgw"), "start", "-c", conf], env,
@@ -1465,6 +1472,8 @@ def main():
     p.add_argument("--workloads", default=",".join(WORKLOADS),
                    help="comma-separated, from: " + ", ".join(WORKLOADS) + " (default all)")
     p.add_argument("--targets", default="direct,gateway,proxy", help="default direct,gateway,proxy")
+    p.add_argument("--coalesce-topics", default="",
+                   help="comma-separated topics the gateway under test coalesces sends to (the baseline gateway never)")
     p.add_argument("--only", choices=["three-way", "broker-effect", "soak", "virtual-queues"],
                    help="run one part only (default both three-way and broker-effect; soak and virtual-queues run only"
                         " when asked for)")
@@ -1570,6 +1579,10 @@ def main():
             b.virtual_queues()
         if three:
             b.three_way()
+            if a.coalesce_topics and "gateway" in b.services:
+                with open(os.path.join(a.out, "coalesce-metrics.txt"), "w") as f:
+                    f.write("".join(line + "\n" for line in metrics_text(b.services["gateway"]).splitlines()
+                                    if line.startswith("rmqgw_coalesce_")))
             if not a.no_profile and "gateway" in a.targets:
                 b.profile()
         if effect:

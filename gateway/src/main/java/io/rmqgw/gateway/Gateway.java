@@ -8,6 +8,7 @@ import io.rmqgw.gateway.admin.Readiness;
 import io.rmqgw.gateway.broker.BrokerListeners;
 import io.rmqgw.gateway.config.GatewayConfig;
 import io.rmqgw.gateway.edge.EdgeSettings;
+import io.rmqgw.gateway.coalesce.Coalescing;
 import io.rmqgw.gateway.fanout.Fanout;
 import io.rmqgw.gateway.vq.VirtualQueues;
 import io.rmqgw.gateway.config.HostPort;
@@ -55,11 +56,13 @@ public final class Gateway implements AutoCloseable {
     private final RouteQueries routeQueries;
     private final Fanout fanout;
     private final VirtualQueues virtualQueues;
+    private final Coalescing coalescing;
     private volatile boolean closed;
 
     private Gateway(GatewayConfig config, GatewayMetrics metrics, Transport transport, RelayContext context,
                     BrokerListeners brokers, Channel listener, Readiness readiness, AdminServer admin,
-                    UpstreamPool upstreamPool, RouteQueries routeQueries, Fanout fanout, VirtualQueues virtualQueues) {
+                    UpstreamPool upstreamPool, RouteQueries routeQueries, Fanout fanout, VirtualQueues virtualQueues,
+                    Coalescing coalescing) {
         this.config = config;
         this.metrics = metrics;
         this.transport = transport;
@@ -72,6 +75,7 @@ public final class Gateway implements AutoCloseable {
         this.routeQueries = routeQueries;
         this.fanout = fanout;
         this.virtualQueues = virtualQueues;
+        this.coalescing = coalescing;
         if (admin != null) {
             String advertised = config.advertiseHost() + ":" + listenAddress().getPort();
             admin.namesrvAddress(() -> advertised);
@@ -115,6 +119,8 @@ public final class Gateway implements AutoCloseable {
             VirtualQueues virtualQueues = new VirtualQueues(config.virtualQueues(), brokers, context, pool, routeQueries,
                 config.advertiseHost() + ":" + config.listen().port());
             context.servedGroups(virtualQueues);
+            Coalescing coalescing = new Coalescing(config.coalescing(), context, pool, brokers.storeHosts());
+            context.coalescing(coalescing);
 
             Channel listener = new ServerBootstrap()
                 .group(transport.boss(), transport.workers())
@@ -128,7 +134,7 @@ public final class Gateway implements AutoCloseable {
                 .sync()
                 .channel();
             Gateway gateway = new Gateway(config, metrics, transport, context, brokers, listener, readiness, admin,
-                pool, routeQueries, fanout, virtualQueues);
+                pool, routeQueries, fanout, virtualQueues, coalescing);
             if (config.fanout().enabled()) {
                 fanout.bindListener();
             }
@@ -182,6 +188,11 @@ public final class Gateway implements AutoCloseable {
         return virtualQueues;
     }
 
+    /** Server-side coalescing of small sends: its settings. */
+    public Coalescing coalescing() {
+        return coalescing;
+    }
+
     /** Client connections by client id and group. */
     public ClientRegistry clients() {
         return context.clients();
@@ -231,6 +242,10 @@ public final class Gateway implements AutoCloseable {
             fanout.settings(next.fanout());
             applied.add("fanout");
         }
+        if (!current.coalescing().equals(next.coalescing())) {
+            coalescing.settings(next.coalescing());
+            applied.add("coalescing");
+        }
         if (!current.virtualQueues().equals(next.virtualQueues())) {
             virtualQueues.settings(next.virtualQueues());
             applied.add("virtual-queues");
@@ -261,7 +276,7 @@ public final class Gateway implements AutoCloseable {
             new io.rmqgw.gateway.config.AdminConfig(current.admin().enabled(), current.admin().listen(),
                 next.admin().topicLabels(), next.admin().topicLabelLimit(), current.admin().token(),
                 current.admin().tokenFile(), current.admin().tokenProtectsMetrics()), next.downstream(), next.names(),
-            current.logging(), next.fanout(), next.virtualQueues(), next.tls(), next.rateLimits());
+            current.logging(), next.fanout(), next.virtualQueues(), next.tls(), next.rateLimits(), next.coalescing());
         ReloadResult result = new ReloadResult(applied, needsRestart, pendingRestart);
         log.info("reload: applied {}, newly needs a restart {}, pending a restart {}", applied, needsRestart,
             pendingRestart);

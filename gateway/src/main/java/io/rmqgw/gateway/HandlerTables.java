@@ -34,6 +34,7 @@ import io.rmqgw.gateway.broker.PullHandler;
 import io.rmqgw.gateway.broker.SendHandler;
 import io.rmqgw.gateway.broker.ServedGroupFilter;
 import io.rmqgw.gateway.clients.ServedGroups;
+import io.rmqgw.gateway.coalesce.Coalescing;
 import io.rmqgw.gateway.namesrv.RouteShaper;
 import java.util.function.Supplier;
 import io.rmqgw.gateway.broker.StoreHostRequests;
@@ -136,12 +137,23 @@ public final class HandlerTables {
      */
     public static HandlerTable broker(String brokerAddress, StoreHostMapper storeHosts, ClientRegistry clients,
                                       Supplier<ServedGroups> served) {
+        return broker(brokerAddress, storeHosts, clients, served, () -> null);
+    }
+
+    /**
+     * The broker role; {@code coalescing} (its value may be null) takes single sends to coalescing topics into
+     * batches the gateway sends itself.
+     */
+    public static HandlerTable broker(String brokerAddress, StoreHostMapper storeHosts, ClientRegistry clients,
+                                      Supplier<ServedGroups> served, Supplier<Coalescing> coalescing) {
         StoreHostRequests recordsToClients = new StoreHostRequests(storeHosts);
         ClientRegistration registration = new ClientRegistration(brokerAddress, clients);
         RequestHandler consumerLists = new NameCheckedHandler(NameGuard::checkConsumerGroup);
         return HandlerTable.builder("broker")
-            // names checked on the typed header; offsetMsgIds in the answer point at the gateway
-            .request(new SendHandler(storeHosts, true), SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE)
+            // names checked on the typed header; offsetMsgIds in the answer point at the gateway; single sends to
+            // coalescing topics taken into the gateway's own batches
+            .request(new SendHandler(storeHosts, brokerAddress, coalescing), SEND_MESSAGE, SEND_MESSAGE_V2,
+                SEND_BATCH_MESSAGE)
             .request(new SendHandler(storeHosts, false), SEND_REPLY_MESSAGE, SEND_REPLY_MESSAGE_V2)
             // names checked on the typed header; long polls; store hosts in the records point at the gateway
             .request(new PullHandler(storeHosts), PULL_MESSAGE, LITE_PULL_MESSAGE)

@@ -109,6 +109,16 @@ public final class GatewayMetrics implements AutoCloseable {
     /** Buckets of the parts (destination queues) one fan-out request is split into. */
     static final double[] FANOUT_PARTS_BUCKETS = {1, 2, 4, 8, 16, 32, 64};
 
+    /** How a send to a coalescing topic was taken: coalesced, or refused because its queue's wait was full. */
+    public static final List<String> COALESCE_RESULTS = List.of("coalesced", "busy");
+    /** Why a single send to a coalescing topic went to its broker on its own (as without coalescing). */
+    public static final List<String> COALESCE_PASS_REASONS = List.of("oneway", "batch", "delayed", "transactional",
+        "retry_topic", "reconsume", "sys_flag", "no_wait_store", "no_unique_key", "no_queue", "too_large", "signed");
+    /** How a coalesced batch ended: stored, refused by the broker (an error answer), failed (no answer). */
+    public static final List<String> COALESCE_BATCH_RESULTS = List.of("stored", "refused", "failed");
+    /** Buckets of the messages in one coalesced batch. */
+    static final double[] COALESCE_BATCH_BUCKETS = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+
     public static final String NAMESRV = "namesrv";
     /** The role of the broker listeners. */
     public static final String BROKER = "broker";
@@ -171,6 +181,11 @@ public final class GatewayMetrics implements AutoCloseable {
     private final DistributionSummary fanoutParts;
     private final Counter fanoutPartialFailures;
     private final Counter fanoutRetries;
+    private final LabelledCounters coalesceSends;
+    private final LabelledCounters coalescePassedThrough;
+    private final LabelledCounters coalesceBatches;
+    private final DistributionSummary coalesceBatchMessages;
+    private final Timer coalesceDelay;
     private volatile LongSupplier incompleteFrameBytes = () -> 0;
     private volatile LongSupplier incompleteFrameBudget = () -> 0;
     private final LabelledCounters rateLimited;
@@ -229,6 +244,26 @@ public final class GatewayMetrics implements AutoCloseable {
             .register(registry);
         fanoutRetries = Counter.builder("rmqgw.fanout.part.retries")
             .description("Fan-out parts sent again to another queue of their topic after a failure")
+            .register(registry);
+        coalesceSends = new LabelledCounters(registry, "rmqgw.coalesce.sends",
+            "Single sends to coalescing topics taken into batches (coalesced), or answered SYSTEM_BUSY because their"
+                + " queue already had the most sends waiting (busy)", Tags.empty(), "result", COALESCE_RESULTS);
+        coalescePassedThrough = new LabelledCounters(registry, "rmqgw.coalesce.passed.through",
+            "Sends to coalescing topics that went to their broker on their own, by the reason they could not be"
+                + " coalesced", Tags.empty(), "reason", COALESCE_PASS_REASONS);
+        coalesceBatches = new LabelledCounters(registry, "rmqgw.coalesce.batches",
+            "Coalesced batches sent, by result: stored, refused by the broker, failed (connection lost, timeout)",
+            Tags.empty(), "result", COALESCE_BATCH_RESULTS);
+        coalesceBatchMessages = DistributionSummary.builder("rmqgw.coalesce.batch")
+            .description("Messages in one coalesced batch sent to a broker")
+            .baseUnit("messages")
+            .serviceLevelObjectives(COALESCE_BATCH_BUCKETS)
+            .publishPercentileHistogram(false)
+            .register(registry);
+        coalesceDelay = Timer.builder("rmqgw.coalesce.delay")
+            .description("Time a coalesced send waited in the gateway, from read to its batch written upstream")
+            .serviceLevelObjectives(GATEWAY_BUCKETS)
+            .publishPercentileHistogram(false)
             .register(registry);
         rateLimited = new LabelledCounters(registry, "rmqgw.rate.limited",
             "Requests answered SYSTEM_BUSY by the gateway's rate limits, by the limit that refused them: sends by"
@@ -744,6 +779,47 @@ public final class GatewayMetrics implements AutoCloseable {
     /** A fan-out part is sent again. */
     public void fanoutRetry() {
         fanoutRetries.increment();
+    }
+
+    /** A send to a coalescing topic taken by the coalescer: {@code coalesced} or {@code busy}. */
+    public void coalesceSend(String result) {
+        coalesceSends.counter(result).increment();
+    }
+
+    /** A send to a coalescing topic that went on its own, with the reason (one of {@link #COALESCE_PASS_REASONS}). */
+    public void coalescePassedThrough(String reason) {
+        coalescePassedThrough.counter(reason).increment();
+    }
+
+    /** A coalesced batch answered ({@code result} one of {@link #COALESCE_BATCH_RESULTS}) with its message count. */
+    public void coalesceBatch(String result, int messages) {
+        coalesceBatches.counter(result).increment();
+        coalesceBatchMessages.record(messages);
+    }
+
+    /** How long one coalesced send waited between being read and its batch written upstream. */
+    public void coalesceDelay(long nanos) {
+        coalesceDelay.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    public double coalesceSendsCount(String result) {
+        return coalesceSends.count(result);
+    }
+
+    public double coalescePassedThroughCount(String reason) {
+        return coalescePassedThrough.count(reason);
+    }
+
+    public double coalesceBatchesCount(String result) {
+        return coalesceBatches.count(result);
+    }
+
+    public long coalesceBatchCount() {
+        return coalesceBatchMessages.count();
+    }
+
+    public double coalesceBatchMessagesTotal() {
+        return coalesceBatchMessages.totalAmount();
     }
 
     public double fanoutRequests(String result) {

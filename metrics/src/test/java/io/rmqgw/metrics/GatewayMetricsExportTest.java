@@ -319,8 +319,9 @@ class GatewayMetricsExportTest {
             String name = m.group(1);
             switch (m.group(2)) {
                 case "counter" -> assertTrue(name.endsWith("_total"), name);
-                // durations in seconds; the one count histogram names its unit
-                case "histogram" -> assertTrue(name.endsWith("_seconds") || name.equals("rmqgw_fanout_request_parts"), name);
+                // durations in seconds; the count histograms name their unit
+                case "histogram" -> assertTrue(name.endsWith("_seconds") || name.equals("rmqgw_fanout_request_parts")
+                    || name.equals("rmqgw_coalesce_batch_messages"), name);
                 case "gauge" -> assertFalse(name.endsWith("_total"), name);
                 default -> { }
             }
@@ -328,12 +329,41 @@ class GatewayMetricsExportTest {
         assertTrue(seen > 10, "rmqgw meters exported: " + seen);
         // counters are exported as NAME_total samples
         for (String line : metrics.scrape().split("\n")) {
-            if (line.startsWith("rmqgw_") && !line.startsWith("rmqgw_request_") && !line.startsWith("rmqgw_fanout_request_parts")) {
+            if (line.startsWith("rmqgw_") && !line.startsWith("rmqgw_request_") && !line.startsWith("rmqgw_fanout_request_parts")
+                && !line.startsWith("rmqgw_coalesce_batch_messages") && !line.startsWith("rmqgw_coalesce_delay_seconds")) {
                 String name = line.substring(0, line.indexOf(line.contains("{") ? '{' : ' '));
                 assertTrue(name.endsWith("_total") || name.endsWith("_bytes") || name.endsWith("_up")
                     || name.endsWith("_connections"), name);
             }
         }
+    }
+
+    @Test
+    void coalescingMetersStartAtZeroThenCount() {
+        String before = metrics.scrape();
+        for (String result : GatewayMetrics.COALESCE_RESULTS) {
+            assertTrue(before.contains("rmqgw_coalesce_sends_total{result=\"" + result + "\"} 0.0"), before);
+        }
+        for (String reason : GatewayMetrics.COALESCE_PASS_REASONS) {
+            assertTrue(before.contains("rmqgw_coalesce_passed_through_total{reason=\"" + reason + "\"} 0.0"), before);
+        }
+        for (String result : GatewayMetrics.COALESCE_BATCH_RESULTS) {
+            assertTrue(before.contains("rmqgw_coalesce_batches_total{result=\"" + result + "\"} 0.0"), before);
+        }
+        assertTrue(before.contains("rmqgw_coalesce_batch_messages_bucket{le=\"64.0\"} 0"), before);
+        assertTrue(before.contains("rmqgw_coalesce_delay_seconds_count 0"), before);
+        metrics.coalesceSend("coalesced");
+        metrics.coalescePassedThrough("delayed");
+        metrics.coalesceBatch("stored", 40);
+        metrics.coalesceDelay(300_000);
+        String after = metrics.scrape();
+        assertTrue(after.contains("rmqgw_coalesce_sends_total{result=\"coalesced\"} 1.0"), after);
+        assertTrue(after.contains("rmqgw_coalesce_passed_through_total{reason=\"delayed\"} 1.0"), after);
+        assertTrue(after.contains("rmqgw_coalesce_batches_total{result=\"stored\"} 1.0"), after);
+        assertTrue(after.contains("rmqgw_coalesce_batch_messages_bucket{le=\"32.0\"} 0"), after);
+        assertTrue(after.contains("rmqgw_coalesce_batch_messages_bucket{le=\"64.0\"} 1"), after);
+        assertTrue(after.contains("rmqgw_coalesce_delay_seconds_bucket{le=\"2.5E-4\"} 0"), after);
+        assertTrue(after.contains("rmqgw_coalesce_delay_seconds_bucket{le=\"5.0E-4\"} 1"), after);
     }
 
     @Test

@@ -19,7 +19,8 @@ final class BrokerRole implements UpstreamRole {
     BrokerRole(String brokerAddress, StoreHostMapper storeHosts, RelayContext context) {
         this.brokerAddress = brokerAddress;
         this.targets = List.of(brokerAddress);
-        this.handlers = HandlerTables.broker(brokerAddress, storeHosts, context.clients(), context::servedGroups);
+        this.handlers = HandlerTables.broker(brokerAddress, storeHosts, context.clients(), context::servedGroups,
+            context::coalescing);
         this.metrics = context.metrics();
     }
 

@@ -13,6 +13,7 @@ import io.rmqgw.metrics.GatewayMetrics;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,10 +49,22 @@ final class Forwarding {
     static <H extends CommandHeader> ByteBuf typed(RelaySession session, RemotingFrame request, Class<H> type,
                                                    BiFunction<H, EdgeSettings, NameRefusal> rule,
                                                    Function<H, String> topic, Function<H, String> busy) {
+        return typed(session, request, type, rule, topic, busy, null);
+    }
+
+    /**
+     * As {@link #typed(RelaySession, RemotingFrame, Class, BiFunction, Function, Function)}; {@code taken} (null:
+     * none) sees a request that passed the names and limits and may take it instead of forwarding (coalescing):
+     * true when it took ownership of the request and will answer the client; false leaves it to be forwarded.
+     */
+    static <H extends CommandHeader> ByteBuf typed(RelaySession session, RemotingFrame request, Class<H> type,
+                                                   BiFunction<H, EdgeSettings, NameRefusal> rule,
+                                                   Function<H, String> topic, Function<H, String> busy,
+                                                   Predicate<H> taken) {
         EdgeSettings edge = session.edge();
         GatewayMetrics metrics = session.metrics();
         boolean sameEncoding = edge.upstreamEncoding() == null || edge.upstreamEncoding() == request.encoding();
-        if (edge.names() == null && sameEncoding && !metrics.topicLabelsEnabled() && busy == null) {
+        if (edge.names() == null && sameEncoding && !metrics.topicLabelsEnabled() && busy == null && taken == null) {
             return request.content();
         }
         CommandHeader decoded;
@@ -75,6 +88,18 @@ final class Forwarding {
             if (busyRemark != null) {
                 decoded.release();
                 answerBusy(session, request, busyRemark);
+                return null;
+            }
+            boolean tookIt;
+            try {
+                tookIt = taken != null && taken.test(header);
+            } catch (RuntimeException e) {
+                decoded.release();
+                request.release();
+                throw e;
+            }
+            if (tookIt) {
+                decoded.release();
                 return null;
             }
         }

@@ -9,10 +9,12 @@ import io.rmqgw.codec.header.SendRequestHeader;
 import io.rmqgw.codec.header.SendResponseHeader;
 import io.rmqgw.codec.message.MessageIds;
 import io.rmqgw.codec.message.StoreHostMapper;
+import io.rmqgw.gateway.coalesce.Coalescing;
 import io.rmqgw.gateway.edge.NameGuard;
 import io.rmqgw.gateway.limits.RateLimits;
 import io.rmqgw.gateway.relay.RelaySession;
 import io.rmqgw.gateway.relay.RequestHandler;
+import java.util.function.Supplier;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
@@ -26,6 +28,8 @@ public final class SendHandler implements RequestHandler {
 
     private final StoreHostMapper storeHosts;
     private final boolean typedHeader;
+    private final String brokerAddress;
+    private final Supplier<Coalescing> coalescing;
 
     /**
      * @param typedHeader whether the request has the typed send header (SEND_MESSAGE, _V2, BATCH) whose
@@ -34,6 +38,19 @@ public final class SendHandler implements RequestHandler {
     public SendHandler(StoreHostMapper storeHosts, boolean typedHeader) {
         this.storeHosts = storeHosts;
         this.typedHeader = typedHeader;
+        this.brokerAddress = null;
+        this.coalescing = () -> null;
+    }
+
+    /**
+     * Sends with the typed header to the broker at {@code brokerAddress}; {@code coalescing} (its value may be
+     * null) may take single sends into the gateway's own batches instead of forwarding them.
+     */
+    public SendHandler(StoreHostMapper storeHosts, String brokerAddress, Supplier<Coalescing> coalescing) {
+        this.storeHosts = storeHosts;
+        this.typedHeader = true;
+        this.brokerAddress = brokerAddress;
+        this.coalescing = coalescing;
     }
 
     @Override
@@ -42,9 +59,12 @@ public final class SendHandler implements RequestHandler {
             return session.reencodeForUpstream(request, null);
         }
         RateLimits limits = session.rateLimits();
+        Coalescing batches = coalescing.get();
         return Forwarding.typed(session, request, SendRequestHeader.class, NameGuard::checkSend,
             SendRequestHeader::topic, limits.active()
-                ? header -> limits.admitSend(header.topic(), session.clientIdForLimits()) : null);
+                ? header -> limits.admitSend(header.topic(), session.clientIdForLimits()) : null,
+            batches != null && batches.active() ? header -> batches.offer(session, request, header, brokerAddress)
+                : null);
     }
 
     @Override

@@ -416,6 +416,12 @@ public final class ConfigLoader {
             putRate(entry, "sends-per-second", l.sendsPerSecond(), "burst", l.burst());
             putRate(entry, "requests-per-second", l.requestsPerSecond(), "request-burst", l.requestBurst());
         }
+        ObjectNode coalescing = root.putObject("coalescing");
+        ArrayNode coalescedTopics = coalescing.putArray("topics");
+        config.coalescing().topics().forEach(coalescedTopics::add);
+        coalescing.put("max-messages", config.coalescing().maxMessages());
+        coalescing.put("max-bytes", config.coalescing().maxBytes());
+        coalescing.put("max-delay", formatDuration(config.coalescing().maxDelay()));
         try {
             return MAPPER.writeValueAsString(root);
         } catch (IOException e) {

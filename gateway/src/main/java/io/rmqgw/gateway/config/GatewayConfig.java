@@ -25,12 +25,14 @@ import java.util.Objects;
  * @param virtualQueues  consumer groups opted into virtual queues, one entry per group and topic
  * @param tls            TLS on the client-facing listeners (off by default)
  * @param rateLimits     request rate limits per topic and per client id (none by default)
+ * @param coalescing     server-side coalescing of small sends into batches (no topic by default)
  */
 public record GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
                             RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
                             EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream,
                             NamesConfig names, LoggingConfig logging, FanoutConfig fanout,
-                            List<VirtualQueueConfig> virtualQueues, TlsConfig tls, RateLimitConfig rateLimits) {
+                            List<VirtualQueueConfig> virtualQueues, TlsConfig tls, RateLimitConfig rateLimits,
+                            CoalescingConfig coalescing) {
 
     public static final int DEFAULT_MAX_FRAME_LENGTH = 16 * 1024 * 1024;
     public static final HostPort DEFAULT_LISTEN = new HostPort("127.0.0.1", 9876);
@@ -90,6 +92,17 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
         virtualQueues = List.copyOf(virtualQueues);
         tls = Objects.requireNonNullElse(tls, TlsConfig.DISABLED);
         rateLimits = Objects.requireNonNullElse(rateLimits, RateLimitConfig.NONE);
+        coalescing = Objects.requireNonNullElse(coalescing, CoalescingConfig.NONE);
+    }
+
+    /** Without coalescing. */
+    public GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
+                         RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
+                         EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream, NamesConfig names,
+                         LoggingConfig logging, FanoutConfig fanout, List<VirtualQueueConfig> virtualQueues,
+                         TlsConfig tls, RateLimitConfig rateLimits) {
+        this(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout, embedded, admin,
+            downstream, names, logging, fanout, virtualQueues, tls, rateLimits, null);
     }
 
     /** Without TLS and rate limits. */
@@ -201,49 +214,55 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
     public GatewayConfig withNamesrv(List<HostPort> namesrv) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream.withNamesrv(namesrv),
             routes, maxFrameLength, drainTimeout, embedded, admin, downstream, names, logging, fanout, virtualQueues, tls,
-            rateLimits);
+            rateLimits, coalescing);
     }
 
     /** A copy with other log levels. */
     public GatewayConfig withLogging(LoggingConfig levels) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, levels, fanout, virtualQueues, tls, rateLimits);
+            embedded, admin, downstream, names, levels, fanout, virtualQueues, tls, rateLimits, coalescing);
     }
 
     /** A copy with other upstream settings. */
     public GatewayConfig withUpstream(UpstreamConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, replacement, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, coalescing);
     }
 
     /** A copy with these route-cache settings. */
     public GatewayConfig withRoutes(RouteCacheConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, replacement, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, coalescing);
     }
 
     /** A copy with other fan-out settings. */
     public GatewayConfig withFanout(FanoutConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, replacement, virtualQueues, tls, rateLimits);
+            embedded, admin, downstream, names, logging, replacement, virtualQueues, tls, rateLimits, coalescing);
     }
 
     /** A copy with other virtual-queue entries. */
     public GatewayConfig withVirtualQueues(List<VirtualQueueConfig> replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, replacement, tls, rateLimits);
+            embedded, admin, downstream, names, logging, fanout, replacement, tls, rateLimits, coalescing);
     }
 
     /** A copy with other TLS settings. */
     public GatewayConfig withTls(TlsConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, virtualQueues, replacement, rateLimits);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, replacement, rateLimits, coalescing);
     }
 
     /** A copy with other rate limits. */
     public GatewayConfig withRateLimits(RateLimitConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, replacement);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, replacement, coalescing);
+    }
+
+    /** A copy with other coalescing settings. */
+    public GatewayConfig withCoalescing(CoalescingConfig replacement) {
+        return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, replacement);
     }
 
     /** {@code advertise-host:port} of the listen port: what clients put in {@code namesrvAddr}. */

@@ -33,6 +33,8 @@ public final class RelayContext {
     private final ClusterView cluster = new ClusterView();
     private final ClientRegistry clients = new ClientRegistry();
     private volatile ServedGroups servedGroups = ServedGroups.NONE;
+    /** Server-side coalescing of sends; null until the gateway sets it (tests without it relay every send). */
+    private volatile io.rmqgw.gateway.coalesce.Coalescing coalescing;
     private final ConnectionLimits connections = new ConnectionLimits();
     private volatile DownstreamConfig downstream = DownstreamConfig.DEFAULT;
     /** Bytes all client connections hold in frames not yet whole (downstream.incomplete-frame-budget). */
@@ -86,6 +88,15 @@ public final class RelayContext {
 
     public void servedGroups(ServedGroups groups) {
         this.servedGroups = Objects.requireNonNull(groups, "groups");
+    }
+
+    /** Server-side coalescing of small sends, or null when none is wired. */
+    public io.rmqgw.gateway.coalesce.Coalescing coalescing() {
+        return coalescing;
+    }
+
+    public void coalescing(io.rmqgw.gateway.coalesce.Coalescing value) {
+        this.coalescing = value;
     }
 
     /** Opens upstream connections. */

@@ -3,6 +3,7 @@ package io.rmqgw.gateway.testing;
 import io.rmqgw.gateway.Gateway;
 import io.rmqgw.gateway.config.AdminConfig;
 import io.rmqgw.gateway.config.DownstreamConfig;
+import io.rmqgw.gateway.config.CoalescingConfig;
 import io.rmqgw.gateway.config.FanoutConfig;
 import io.rmqgw.gateway.config.RateLimitConfig;
 import io.rmqgw.gateway.config.TlsConfig;
@@ -116,6 +117,13 @@ public final class TestGateway implements AutoCloseable {
         private AdminConfig admin = AdminConfig.DISABLED;
         private FanoutConfig fanout;
         private List<VirtualQueueConfig> virtualQueues = List.of();
+        private CoalescingConfig coalescing;
+
+        /** Sends coalesced (default: none). */
+        public Builder coalescing(CoalescingConfig coalescing) {
+            this.coalescing = coalescing;
+            return this;
+        }
 
         /** Groups opted into virtual queues (default: none). */
         public Builder virtualQueues(VirtualQueueConfig... entries) {
@@ -243,7 +251,8 @@ public final class TestGateway implements AutoCloseable {
                     new DownstreamConfig(responseEncoding, idleTimeout, frameTimeout, maxConnections, maxConnectionsPerAddress,
                         maxIncompleteFrameBytes, incompleteFrameBudget, maxPendingWriteBytes, maxPendingWrites,
                         unwritableTimeout), names,
-                    null, fanout, virtualQueues).withTls(tls).withRateLimits(rateLimits);
+                    null, fanout, virtualQueues).withTls(tls).withRateLimits(rateLimits)
+                    .withCoalescing(coalescing);
                 GatewayMetrics metrics = GatewayMetrics.inMemory();
                 try {
                     return new TestGateway(Gateway.start(config, metrics), metrics, brokerPorts);

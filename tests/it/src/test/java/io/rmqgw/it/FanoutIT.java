@@ -15,6 +15,7 @@ import io.rmqgw.it.fixture.SharedCluster;
 import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.it.support.Admin;
 import io.rmqgw.it.support.ClientVersion;
+import io.rmqgw.it.support.GatewayClients;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import java.nio.charset.StandardCharsets;
@@ -24,14 +25,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.stream.Collectors;
-import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
-import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.junit.jupiter.api.AfterAll;
@@ -199,46 +196,11 @@ class FanoutIT {
     }
 
     private static DefaultMQProducer producer(String hint) throws Exception {
-        DefaultMQProducer p = new DefaultMQProducer(cluster.group(hint + "_pg"));
-        p.setNamesrvAddr(gateway.namesrvAddress());
-        p.setInstanceName("rmqgw-it-" + hint + "-" + System.nanoTime());
-        p.setRetryTimesWhenSendFailed(0);
-        p.start();
-        return p;
+        return GatewayClients.producer(cluster, gateway, hint);
     }
 
-    /**
-     * What a consumer of {@code topic} through the gateway receives from the first offset: waits for
-     * {@code expected} messages, then 3 s more, so an extra or duplicate message would show.
-     */
     private static Map<String, MessageExt> receive(String topic, int expected) throws Exception {
-        DefaultLitePullConsumer consumer = new DefaultLitePullConsumer(cluster.group(topic + "_cg"));
-        consumer.setNamesrvAddr(gateway.namesrvAddress());
-        consumer.setInstanceName("rmqgw-it-consume-" + System.nanoTime());
-        consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
-        consumer.subscribe(topic, "*");
-        Map<String, MessageExt> byKey = new TreeMap<>();
-        List<String> duplicates = new ArrayList<>();
-        consumer.start();
-        try {
-            long deadline = System.nanoTime() + RECEIVE_TIMEOUT.toNanos();
-            long quietUntil = Long.MAX_VALUE;
-            while (System.nanoTime() < Math.min(deadline, quietUntil)) {
-                for (MessageExt m : consumer.poll(500)) {
-                    if (byKey.put(m.getKeys(), m) != null) {
-                        duplicates.add(m.getKeys());
-                    }
-                }
-                if (byKey.size() >= expected && quietUntil == Long.MAX_VALUE) {
-                    quietUntil = System.nanoTime() + Duration.ofSeconds(3).toNanos();
-                }
-            }
-        } finally {
-            consumer.shutdown();
-        }
-        assertTrue(duplicates.isEmpty(), "duplicates " + duplicates);
-        assertEquals(expected, byKey.size(), () -> topic + " received " + new TreeSet<>(byKey.keySet()));
-        return byKey;
+        return GatewayClients.receive(cluster, gateway, topic, expected, RECEIVE_TIMEOUT);
     }
 
     private static String chain(Throwable e) {

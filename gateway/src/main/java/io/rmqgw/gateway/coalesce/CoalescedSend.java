@@ -1,0 +1,25 @@
+package io.rmqgw.gateway.coalesce;
+
+import io.netty.buffer.ByteBuf;
+import io.rmqgw.gateway.relay.RelaySession;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
+
+/**
+ * One client's single send, taken for coalescing: the message as a batch entry (flag, body and the
+ * client's properties string, byte for byte), whom to answer, and the header fields a batch it opens is
+ * sent with.
+ *
+ * @param entry owned by this send until its batch is written (then by the batch body)
+ */
+record CoalescedSend(RelaySession session, int opaque, int requestCode, SerializeType answerEncoding, ByteBuf entry,
+                     long arrivalNanos, BatchFields fields) {
+
+    /** Header fields of a SEND_MESSAGE(_V2) that a batch takes from its first message. */
+    record BatchFields(String producerGroup, String defaultTopic, int defaultTopicQueueNums, long bornTimestamp,
+                       int flag, String brokerName) {
+    }
+
+    int bytes() {
+        return entry.readableBytes();
+    }
+}
