@@ -137,9 +137,10 @@ final class VirtualBrokerHandler implements RequestHandler {
                             continue; // broadcasting members read every queue themselves: nothing to lease
                         }
                         Subscription s = Subscription.fromConsumerData(cd, c.config().topic());
+                        Subscription retry = Subscription.fromConsumerData(cd, "%RETRY%" + group);
                         StartPoint from = StartPoint.of(cd.path("consumeFromWhere").asText(null));
                         joined.add(group);
-                        queues.loop().execute(() -> c.member(s, from));
+                        queues.loop().execute(() -> c.member(s, retry, from));
                     }
                 }
             }
@@ -206,12 +207,14 @@ final class VirtualBrokerHandler implements RequestHandler {
         }
         VirtualConsumer consumer = c;
         Channel channel = session.client();
-        long commitLogOffset = r.longField("offset", -1);
-        // found or not, the message comes again: a lease that already ended made it available before
-        queues.loop().execute(() -> {
-            consumer.giveBack(channel, commitLogOffset);
-            success(session, r, null);
-        });
+        Map<String, String> fields = r.ext() == null ? Map.of() : r.ext();
+        queues.loop().execute(() -> consumer.sendBack(channel, fields, (code, remark) -> {
+            if (code == ResponseCode.SUCCESS) {
+                success(session, r, null);
+            } else {
+                error(session, r, code, remark);
+            }
+        }));
     }
 
     /** The consumer of {@code group} on {@code topic}; answers the refusal and returns null when there is none. */

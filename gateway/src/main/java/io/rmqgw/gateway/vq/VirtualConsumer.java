@@ -106,6 +106,12 @@ public final class VirtualConsumer {
     /** Virtual queue to the client whose pulls there are refused (not its owner), since its first refusal. */
     private final Map<Integer, Claim> claims = new HashMap<>();
     private Subscription subscription = Subscription.ALL;
+    /**
+     * The group's retry topic as its clients subscribe it, the newest version any of them sent: they pull the retry
+     * topic from the brokers themselves, and a broker refuses a pull whose subscription version is newer than the
+     * one it holds for the group (SUBSCRIPTION_NOT_LATEST), which comes from the gateway's heartbeats.
+     */
+    private Subscription retrySubscription = Subscription.ALL;
     /** Where a real queue the group never committed on starts: as its clients' heartbeats ask. */
     private StartPoint startPoint = StartPoint.LAST;
     private volatile int virtualQueueCount;
@@ -152,6 +158,10 @@ public final class VirtualConsumer {
         return subscription;
     }
 
+    Subscription retrySubscription() {
+        return retrySubscription;
+    }
+
     StartPoint startPoint() {
         return startPoint;
     }
@@ -159,15 +169,19 @@ public final class VirtualConsumer {
     // ---------------------------------------------------------------- clients
 
     /**
-     * A client of the group registered (heartbeat on the virtual broker) with {@code s}, starting new queues from
+     * A client of the group registered (heartbeat on the virtual broker) with {@code s} on the topic and
+     * {@code retry} on the group's retry topic (either null when it sent none), starting new queues from
      * {@code from}: consumption starts.
      */
-    void member(Subscription s, StartPoint from) {
+    void member(Subscription s, Subscription retry, StartPoint from) {
         if (closed) {
             return;
         }
         if (s != null && !s.equals(subscription)) {
             subscription = s;
+        }
+        if (retry != null && retry.version() > retrySubscription.version()) {
+            retrySubscription = retry;
         }
         startPoint = from;
         if (!started) {
@@ -312,7 +326,60 @@ public final class VirtualConsumer {
         return group.headOffset(virtualQueue);
     }
 
-    /** CONSUMER_SEND_MSG_BACK for a leased message: delivered again (or dead-lettered). */
+    /** A broker's answer to a request the gateway sent on for a client: its code and remark. */
+    @FunctionalInterface
+    interface Answer {
+        void accept(int code, String remark);
+    }
+
+    /**
+     * CONSUMER_SEND_MSG_BACK for a message leased to the connection (its consumer answered RECONSUME_LATER): sent
+     * on to the broker that stores the message, with the client's fields, so that broker puts it in the group's
+     * retry topic with the delay level asked, or in its DLQ past maxReconsumeTimes, exactly as for a client of its
+     * own. The lease stays: the client drops the message once its send-back succeeded, so its next commit
+     * acknowledges it; after a refusal the client sends the message to the retry topic itself, as RocketMQ clients
+     * do. A message not leased to the connection (its lease already ended: it is delivered again anyway) is
+     * answered SUCCESS at once; with no broker address known it is given back (delivered again at once).
+     */
+    void sendBack(Channel channel, Map<String, String> clientFields, Answer answer) {
+        long holder = holderOf(channel);
+        long commitLogOffset;
+        try {
+            commitLogOffset = Long.parseLong(clientFields.getOrDefault("offset", "-1").trim());
+        } catch (NumberFormatException e) {
+            commitLogOffset = -1;
+        }
+        Delivery lease = closed ? null : group.leaseOf(holder, commitLogOffset);
+        if (lease == null) {
+            answer.accept(ResponseCode.SUCCESS, null);
+            return;
+        }
+        Optional<String> master = owner.context().cluster().masterAddress(lease.realQueue().brokerName());
+        if (master.isEmpty()) {
+            giveBack(channel, commitLogOffset);
+            answer.accept(ResponseCode.SUCCESS, null);
+            return;
+        }
+        Map<String, String> ext = new HashMap<>(clientFields);
+        ext.remove("bname"); // the virtual broker's name means nothing to the real one
+        ext.put("group", config.group());
+        owner.pool().broker(master.get()).request(RequestCode.CONSUMER_SEND_MSG_BACK, ext, null,
+            owner.context().upstream().requestTimeoutNanos(), owner.loop()).addListener(f -> {
+                if (!f.isSuccess()) {
+                    answer.accept(ResponseCode.SYSTEM_ERROR, "send-back to broker " + lease.realQueue().brokerName()
+                        + " through the gateway failed: " + f.cause().getMessage());
+                    return;
+                }
+                RemotingFrame brokerAnswer = (RemotingFrame) f.getNow();
+                try {
+                    answer.accept(brokerAnswer.code(), HeaderCodec.decodeHeader(brokerAnswer).remark());
+                } finally {
+                    brokerAnswer.release();
+                }
+            });
+    }
+
+    /** Gives a leased message back: delivered again at once (or dead-lettered). */
     boolean giveBack(Channel channel, long commitLogOffset) {
         if (closed) {
             return false;

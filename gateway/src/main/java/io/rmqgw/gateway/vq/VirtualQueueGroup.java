@@ -488,6 +488,16 @@ public final class VirtualQueueGroup {
         return available;
     }
 
+    /** The lease {@code holder} holds on the message at {@code commitLogOffset}, or null (for a client's send-back). */
+    public Delivery leaseOf(long holder, long commitLogOffset) {
+        for (WindowMessage m : leasesByAge) {
+            if (m.holder == holder && m.commitLogOffset == commitLogOffset) {
+                return new Delivery(m.window.queue, m.offset, m.leasedOn.id, m.virtualOffset, m.deliveries, holder);
+            }
+        }
+        return null;
+    }
+
     /**
      * The holder gave a leased message back (its consumer answered RECONSUME_LATER and sent
      * CONSUMER_SEND_MSG_BACK, which names the message by its commit-log offset): it is delivered again, or

@@ -330,9 +330,11 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
             for (VirtualConsumer c : e.getValue()) {
                 c.subscription().writeTo(subs.addObject(), c.config().topic());
             }
-            // the group's retry topic, as every clustering consumer subscribes it: its clients pull it from the
-            // real brokers themselves (send-backs through the gateway never write to it)
-            Subscription.ALL.writeTo(subs.addObject(), "%RETRY%" + e.getKey());
+            // the group's retry topic, as its clients subscribe it (the newest version they sent): they pull it from
+            // the real brokers themselves, which check that version against the gateway's
+            Subscription retry = e.getValue().stream().map(VirtualConsumer::retrySubscription)
+                .max(java.util.Comparator.comparingLong(Subscription::version)).orElse(Subscription.ALL);
+            retry.writeTo(subs.addObject(), "%RETRY%" + e.getKey());
         }
         return root.toString().getBytes(StandardCharsets.UTF_8);
     }

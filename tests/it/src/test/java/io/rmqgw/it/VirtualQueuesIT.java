@@ -189,6 +189,71 @@ class VirtualQueuesIT {
     }
 
     @Test
+    void reconsumeLaterGoesToTheBrokersRetryTopicWithTheDelayAsked() throws Exception {
+        String topic3 = cluster.topic("vq3");
+        String group3 = cluster.group("vq3");
+        Admin.createTopic(cluster.brokerAddress(), topic3, REAL_QUEUES);
+        Admin.awaitRoute(cluster.namesrvAddress(), topic3, cluster.brokerName(), Duration.ofSeconds(15));
+        VirtualQueueConfig vq = new VirtualQueueConfig(group3, topic3, PER_REAL_QUEUE, null, null, 8, null, null, null);
+        GatewayFixture gw = GatewayFixture.start(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(vq));
+        // key -> receipt times by reconsumeTimes (0: from the virtual queue, 1: from the group's retry topic)
+        Map<String, Map<Integer, Long>> receipts = new ConcurrentHashMap<>();
+        List<DefaultMQPushConsumer> consumers = new ArrayList<>();
+        try {
+            for (int i = 0; i < 2; i++) {
+                DefaultMQPushConsumer c = new DefaultMQPushConsumer(group3);
+                c.setNamesrvAddr(gw.namesrvAddress());
+                c.setInstanceName("vq3-" + i);
+                c.setPollNameServerInterval(2_000);
+                c.subscribe(topic3, "*");
+                c.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
+                    MessageExt m = msgs.get(0);
+                    receipts.computeIfAbsent(m.getKeys(), k -> new ConcurrentHashMap<>())
+                        .merge(m.getReconsumeTimes(), System.nanoTime(), Math::min);
+                    if (m.getReconsumeTimes() == 0) {
+                        context.setDelayLevelWhenNextConsume(1); // 1 s
+                        return ConsumeConcurrentlyStatus.RECONSUME_LATER;
+                    }
+                    return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+                });
+                c.start();
+                consumers.add(c);
+            }
+            VirtualConsumer consumer = gw.gateway().virtualQueues().consumer(group3, topic3);
+            await("the gateway owns the 4 real queues", Duration.ofSeconds(30),
+                () -> consumer.virtualQueueCount() == REAL_QUEUES * PER_REAL_QUEUE);
+            TimeUnit.SECONDS.sleep(3); // the consumers' rebalance over the virtual queues
+            int messages = 10;
+            Set<String> sent = produce(topic3, gw.namesrvAddress(), messages, "vq3-");
+            try {
+                await("every message consumed again from the retry topic", Duration.ofSeconds(60),
+                    () -> sent.stream().allMatch(k -> receipts.getOrDefault(k, Map.of()).containsKey(1)));
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + ": receipts by reconsumeTimes " + receipts + "; "
+                    + stats(gw, consumer) + "; retry queues held " + consumers.stream().map(c -> c
+                    .getDefaultMQPushConsumerImpl().getRebalanceImpl().getProcessQueueTable().keySet().stream()
+                    .filter(mq -> mq.getTopic().startsWith("%RETRY%")).count()).toList(), e);
+            }
+            for (String key : sent) {
+                Map<Integer, Long> r = receipts.get(key);
+                long waitedMillis = TimeUnit.NANOSECONDS.toMillis(r.get(1) - r.get(0));
+                assertTrue(waitedMillis >= 800, key + " came back after " + waitedMillis + " ms: delay level 1 (1 s) ignored");
+                assertEquals(Set.of(0, 1), r.keySet(), key + ": " + r);
+            }
+            await("the sent-back messages acknowledged on the virtual queues", Duration.ofSeconds(20), () -> {
+                VirtualQueueStats st = stats(gw, consumer);
+                return st.acknowledged() >= messages && st.leased() == 0;
+            });
+            VirtualQueueStats st = stats(gw, consumer);
+            assertEquals(0L, st.redeliveries().getOrDefault(io.rmqgw.gateway.vq.RedeliveryReason.GAVE_BACK, 0L),
+                "the broker redelivers through the retry topic, the gateway gives nothing back: " + st);
+        } finally {
+            consumers.forEach(DefaultMQPushConsumer::shutdown);
+            gw.close();
+        }
+    }
+
+    @Test
     void twoGatewaysSplitTheRealQueuesThroughTheBrokersRebalance() throws Exception {
         String topic2 = cluster.topic("vq2");
         String group2 = cluster.group("vq2");
