@@ -16,10 +16,12 @@ import java.util.Objects;
  *                                   poll one; once it answered, its list replaces {@code namesrv}; null: none
  * @param namesrvAddressPollInterval how often that URL is polled
  * @param namesrvAddressTimeout      how long one poll may take (connect and answer)
+ * @param acl                        credentials signing the gateway's own requests to brokers; null: unsigned
  */
 public record UpstreamConfig(List<HostPort> namesrv, Duration connectTimeout, Duration requestTimeout,
                              Duration longPollTimeout, HeaderEncoding headerEncoding, String namesrvAddressUrl,
-                             Duration namesrvAddressPollInterval, Duration namesrvAddressTimeout) {
+                             Duration namesrvAddressPollInterval, Duration namesrvAddressTimeout,
+                             UpstreamAclConfig acl) {
 
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(3);
     public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(30);
@@ -50,6 +52,14 @@ public record UpstreamConfig(List<HostPort> namesrv, Duration connectTimeout, Du
             DEFAULT_NAMESRV_ADDRESS_TIMEOUT);
     }
 
+    /** Unsigned gateway requests. */
+    public UpstreamConfig(List<HostPort> namesrv, Duration connectTimeout, Duration requestTimeout,
+                          Duration longPollTimeout, HeaderEncoding headerEncoding, String namesrvAddressUrl,
+                          Duration namesrvAddressPollInterval, Duration namesrvAddressTimeout) {
+        this(namesrv, connectTimeout, requestTimeout, longPollTimeout, headerEncoding, namesrvAddressUrl,
+            namesrvAddressPollInterval, namesrvAddressTimeout, null);
+    }
+
     /** No address server, default header encoding ({@code rocketmq}). */
     public UpstreamConfig(List<HostPort> namesrv, Duration connectTimeout, Duration requestTimeout, Duration longPollTimeout) {
         this(namesrv, connectTimeout, requestTimeout, longPollTimeout, null);
@@ -63,13 +73,19 @@ public record UpstreamConfig(List<HostPort> namesrv, Duration connectTimeout, Du
 
     public UpstreamConfig withNamesrv(List<HostPort> list) {
         return new UpstreamConfig(list, connectTimeout, requestTimeout, longPollTimeout, headerEncoding,
-            namesrvAddressUrl, namesrvAddressPollInterval, namesrvAddressTimeout);
+            namesrvAddressUrl, namesrvAddressPollInterval, namesrvAddressTimeout, acl);
     }
 
     /** A copy polling {@code url} (null: no address server) with this poll interval and timeout. */
     public UpstreamConfig withNamesrvAddressUrl(String url) {
         return new UpstreamConfig(namesrv, connectTimeout, requestTimeout, longPollTimeout, headerEncoding,
-            url, namesrvAddressPollInterval, namesrvAddressTimeout);
+            url, namesrvAddressPollInterval, namesrvAddressTimeout, acl);
+    }
+
+    /** A copy signing the gateway's own requests with {@code credentials} (null: unsigned). */
+    public UpstreamConfig withAcl(UpstreamAclConfig credentials) {
+        return new UpstreamConfig(namesrv, connectTimeout, requestTimeout, longPollTimeout, headerEncoding,
+            namesrvAddressUrl, namesrvAddressPollInterval, namesrvAddressTimeout, credentials);
     }
 
     /** {@link #namesrvAddressUrl()} as a URI, or null. */
