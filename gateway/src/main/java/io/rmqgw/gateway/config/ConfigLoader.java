@@ -339,6 +339,11 @@ public final class ConfigLoader {
         }
         upstream.put("namesrv-address-poll-interval", formatDuration(config.upstream().namesrvAddressPollInterval()));
         upstream.put("namesrv-address-timeout", formatDuration(config.upstream().namesrvAddressTimeout()));
+        ObjectNode upstreamTls = upstream.putObject("tls");
+        upstreamTls.put("enabled", config.upstream().tls().enabled());
+        if (config.upstream().tls().trustCert() != null) {
+            upstreamTls.put("trust-cert", config.upstream().tls().trustCert());
+        }
         // upstream.acl is never written out (check-config and the start summary print this): it holds a secret
         ObjectNode downstream = root.putObject("downstream");
         downstream.put("response-encoding", config.downstream().responseEncoding().label());

@@ -185,6 +185,10 @@ class UpstreamPoolTest {
             TimeUnit.MILLISECONDS).release();
         connection.oneway(new RemotingHeader(CODE, org.apache.rocketmq.remoting.protocol.LanguageCode.JAVA, 453, 0, 0,
             null, null), null, caller).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        // the oneway's future completes once written: the peer reads it a moment later
+        for (int i = 0; i < 100 && got.size() < 2; i++) {
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
         assertEquals(2, got.size());
         ByteBuf sent = body("payload");
         try {
