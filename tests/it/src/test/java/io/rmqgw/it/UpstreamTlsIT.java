@@ -44,6 +44,8 @@ class UpstreamTlsIT {
     static ForkedBroker broker;
     static GatewayFixture gateway;
     static GatewayFixture distrusting;
+    /** upstream.tls without trust-cert: any server certificate, as RocketMQ clients by default. */
+    static GatewayFixture trustingAny;
     static SharedCluster shared;
 
     @BeforeAll
@@ -70,11 +72,13 @@ class UpstreamTlsIT {
             .withFanout(new FanoutConfig(true, null, null, null, null, null)));
         distrusting = GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
             .withUpstream(c.upstream().withTls(new UpstreamTlsConfig(true, other.toString()))));
+        trustingAny = GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
+            .withUpstream(c.upstream().withTls(new UpstreamTlsConfig(true, null))));
     }
 
     @AfterAll
     static void tearDown() throws Exception {
-        for (AutoCloseable c : new AutoCloseable[] {gateway, distrusting, broker}) {
+        for (AutoCloseable c : new AutoCloseable[] {gateway, distrusting, trustingAny, broker}) {
             if (c != null) {
                 c.close();
             }
@@ -123,6 +127,17 @@ class UpstreamTlsIT {
                     org.apache.rocketmq.remoting.protocol.RequestCode.GET_BROKER_CLUSTER_INFO, null),
                 Duration.ofSeconds(5)), address + " answered plain TCP");
         }
+    }
+
+    @Test
+    void withoutTrustCertAnyServerCertificateIsAccepted() throws Exception {
+        var answer = Admin.invoke(trustingAny.namesrvAddress(),
+            org.apache.rocketmq.remoting.protocol.RemotingCommand.createRequestCommand(
+                org.apache.rocketmq.remoting.protocol.RequestCode.GET_BROKER_CLUSTER_INFO, null),
+            Duration.ofSeconds(10));
+        assertEquals(0, answer.getCode(), answer::getRemark);
+        assertTrue(new String(answer.getBody(), StandardCharsets.UTF_8).contains(broker.brokerName()),
+            "the cluster as the TLS-only name server describes it");
     }
 
     @Test
