@@ -131,10 +131,7 @@ class UpstreamTlsIT {
 
     @Test
     void withoutTrustCertAnyServerCertificateIsAccepted() throws Exception {
-        var answer = Admin.invoke(trustingAny.namesrvAddress(),
-            org.apache.rocketmq.remoting.protocol.RemotingCommand.createRequestCommand(
-                org.apache.rocketmq.remoting.protocol.RequestCode.GET_BROKER_CLUSTER_INFO, null),
-            Duration.ofSeconds(10));
+        var answer = clusterInfo(trustingAny);
         assertEquals(0, answer.getCode(), answer::getRemark);
         assertTrue(new String(answer.getBody(), StandardCharsets.UTF_8).contains(broker.brokerName()),
             "the cluster as the TLS-only name server describes it");
@@ -142,13 +139,18 @@ class UpstreamTlsIT {
 
     @Test
     void aGatewayTrustingAnotherCertificateCannotReachTheCluster() throws Exception {
-        var answer = Admin.invoke(distrusting.namesrvAddress(),
-            org.apache.rocketmq.remoting.protocol.RemotingCommand.createRequestCommand(
-                org.apache.rocketmq.remoting.protocol.RequestCode.GET_BROKER_CLUSTER_INFO, null),
-            Duration.ofSeconds(10));
+        var answer = clusterInfo(distrusting);
         System.err.println("[it] distrusting gateway answered: code " + answer.getCode() + " " + answer.getRemark());
         assertTrue(answer.getCode() != 0, "refused, not answered");
         assertTrue(String.valueOf(answer.getRemark()).contains("TLS handshake with " + broker.namesrvAddress()
             + " failed"), answer::getRemark);
+    }
+
+    /** What {@code via}'s name-server port answers GET_BROKER_CLUSTER_INFO. */
+    private static org.apache.rocketmq.remoting.protocol.RemotingCommand clusterInfo(GatewayFixture via)
+        throws Exception {
+        return Admin.invoke(via.namesrvAddress(), org.apache.rocketmq.remoting.protocol.RemotingCommand
+            .createRequestCommand(org.apache.rocketmq.remoting.protocol.RequestCode.GET_BROKER_CLUSTER_INFO, null),
+            Duration.ofSeconds(10));
     }
 }
