@@ -339,7 +339,8 @@ public final class Gateway implements AutoCloseable {
         }
         UpstreamSettings replacement = new UpstreamSettings(
             next.isEmpty() ? null : io.rmqgw.routing.NamesrvAddresses.of(next), previous.connectTimeoutMillis(),
-            previous.requestTimeoutNanos(), previous.longPollTimeoutNanos());
+            previous.requestTimeoutNanos(), previous.longPollTimeoutNanos(), previous.signer(),
+            previous.tls());
         context.upstream(replacement);
         forgetRemovedNamesrv(previous, replacement);
         config = config.withNamesrv(namesrv);

@@ -318,7 +318,10 @@ public final class ConfigLoader {
         return addresses.stream().map(HostPort::toString).collect(Collectors.joining(";"));
     }
 
-    /** The configuration as YAML with every default filled in; {@link #parse} reads it back to an equal config. */
+    /**
+     * The configuration as YAML with every default filled in; {@link #parse} reads it back to an equal config,
+     * less the secrets, which are never written: {@code admin.token} and {@code upstream.acl}.
+     */
     public static String toYaml(GatewayConfig config) {
         ObjectNode root = JsonNodeFactory.instance.objectNode();
         root.put("listen", config.listen().toString());
@@ -336,6 +339,12 @@ public final class ConfigLoader {
         }
         upstream.put("namesrv-address-poll-interval", formatDuration(config.upstream().namesrvAddressPollInterval()));
         upstream.put("namesrv-address-timeout", formatDuration(config.upstream().namesrvAddressTimeout()));
+        ObjectNode upstreamTls = upstream.putObject("tls");
+        upstreamTls.put("enabled", config.upstream().tls().enabled());
+        if (config.upstream().tls().trustCert() != null) {
+            upstreamTls.put("trust-cert", config.upstream().tls().trustCert());
+        }
+        // upstream.acl is never written out (check-config and the start summary print this): it holds a secret
         ObjectNode downstream = root.putObject("downstream");
         downstream.put("response-encoding", config.downstream().responseEncoding().label());
         downstream.put("idle-timeout", formatDuration(config.downstream().idleTimeout()));

@@ -16,10 +16,13 @@ import java.util.Objects;
  *                                   poll one; once it answered, its list replaces {@code namesrv}; null: none
  * @param namesrvAddressPollInterval how often that URL is polled
  * @param namesrvAddressTimeout      how long one poll may take (connect and answer)
+ * @param acl                        credentials signing the gateway's own requests to brokers; null: unsigned
+ * @param tls                        TLS toward brokers and name servers
  */
 public record UpstreamConfig(List<HostPort> namesrv, Duration connectTimeout, Duration requestTimeout,
                              Duration longPollTimeout, HeaderEncoding headerEncoding, String namesrvAddressUrl,
-                             Duration namesrvAddressPollInterval, Duration namesrvAddressTimeout) {
+                             Duration namesrvAddressPollInterval, Duration namesrvAddressTimeout,
+                             UpstreamAclConfig acl, UpstreamTlsConfig tls) {
 
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(3);
     public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(30);
@@ -48,6 +51,15 @@ public record UpstreamConfig(List<HostPort> namesrv, Duration connectTimeout, Du
         }
         namesrvAddressTimeout = positive("upstream.namesrv-address-timeout", namesrvAddressTimeout,
             DEFAULT_NAMESRV_ADDRESS_TIMEOUT);
+        tls = Objects.requireNonNullElse(tls, UpstreamTlsConfig.DISABLED);
+    }
+
+    /** Unsigned gateway requests, plain TCP. */
+    public UpstreamConfig(List<HostPort> namesrv, Duration connectTimeout, Duration requestTimeout,
+                          Duration longPollTimeout, HeaderEncoding headerEncoding, String namesrvAddressUrl,
+                          Duration namesrvAddressPollInterval, Duration namesrvAddressTimeout) {
+        this(namesrv, connectTimeout, requestTimeout, longPollTimeout, headerEncoding, namesrvAddressUrl,
+            namesrvAddressPollInterval, namesrvAddressTimeout, null, null);
     }
 
     /** No address server, default header encoding ({@code rocketmq}). */
@@ -63,13 +75,25 @@ public record UpstreamConfig(List<HostPort> namesrv, Duration connectTimeout, Du
 
     public UpstreamConfig withNamesrv(List<HostPort> list) {
         return new UpstreamConfig(list, connectTimeout, requestTimeout, longPollTimeout, headerEncoding,
-            namesrvAddressUrl, namesrvAddressPollInterval, namesrvAddressTimeout);
+            namesrvAddressUrl, namesrvAddressPollInterval, namesrvAddressTimeout, acl, tls);
     }
 
     /** A copy polling {@code url} (null: no address server) with this poll interval and timeout. */
     public UpstreamConfig withNamesrvAddressUrl(String url) {
         return new UpstreamConfig(namesrv, connectTimeout, requestTimeout, longPollTimeout, headerEncoding,
-            url, namesrvAddressPollInterval, namesrvAddressTimeout);
+            url, namesrvAddressPollInterval, namesrvAddressTimeout, acl, tls);
+    }
+
+    /** A copy signing the gateway's own requests with {@code credentials} (null: unsigned). */
+    public UpstreamConfig withAcl(UpstreamAclConfig credentials) {
+        return new UpstreamConfig(namesrv, connectTimeout, requestTimeout, longPollTimeout, headerEncoding,
+            namesrvAddressUrl, namesrvAddressPollInterval, namesrvAddressTimeout, credentials, tls);
+    }
+
+    /** A copy with TLS toward brokers and name servers set so. */
+    public UpstreamConfig withTls(UpstreamTlsConfig replacement) {
+        return new UpstreamConfig(namesrv, connectTimeout, requestTimeout, longPollTimeout, headerEncoding,
+            namesrvAddressUrl, namesrvAddressPollInterval, namesrvAddressTimeout, acl, replacement);
     }
 
     /** {@link #namesrvAddressUrl()} as a URI, or null. */

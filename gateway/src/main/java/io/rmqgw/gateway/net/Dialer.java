@@ -1,10 +1,19 @@
 package io.rmqgw.gateway.net;
 
 import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoop;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandler;
+import java.net.InetSocketAddress;
+import java.util.function.Supplier;
+import javax.net.ssl.SSLException;
 
 /**
  * Opens the gateway's upstream connections. Injectable so that a session's state machine can be
@@ -19,6 +28,48 @@ public interface Dialer {
      * loop that owns the caller's state; {@code handler} initializes the new channel's pipeline.
      */
     ChannelFuture dial(String target, EventLoop loop, int connectTimeoutMillis, ChannelHandler handler);
+
+    /**
+     * {@code plain} with TLS first in every pipeline while {@code tls} gives a context (null: plain). The
+     * returned future completes once the handshake is done, so a caller's "connected" means usable; a failed
+     * handshake fails it (the channel is closed) with an {@link SSLException} naming the target.
+     */
+    static Dialer withTls(Dialer plain, Supplier<SslContext> tls) {
+        return (target, loop, connectTimeoutMillis, handler) -> {
+            SslContext context = tls.get();
+            if (context == null) {
+                return plain.dial(target, loop, connectTimeoutMillis, handler);
+            }
+            InetSocketAddress address = Addresses.parse(target);
+            ChannelFuture connect = plain.dial(target, loop, connectTimeoutMillis, new ChannelInitializer<>() {
+                @Override
+                protected void initChannel(Channel ch) {
+                    SslHandler ssl = context.newHandler(ch.alloc(), address.getHostString(), address.getPort());
+                    ssl.setHandshakeTimeoutMillis(Math.max(connectTimeoutMillis, 1));
+                    ch.pipeline().addLast("upstream-tls", ssl);
+                    ch.pipeline().addLast(handler);
+                }
+            });
+            ChannelPromise ready = connect.channel().newPromise();
+            connect.addListener((ChannelFutureListener) f -> {
+                if (!f.isSuccess()) {
+                    ready.tryFailure(f.cause());
+                    return;
+                }
+                f.channel().pipeline().get(SslHandler.class).handshakeFuture().addListener(h -> {
+                    if (h.isSuccess()) {
+                        ready.trySuccess();
+                    } else {
+                        f.channel().close();
+                        SSLException e = new SSLException("TLS handshake with " + target + " failed: "
+                            + Addresses.describe(h.cause()), h.cause());
+                        ready.tryFailure(e);
+                    }
+                });
+            });
+            return ready;
+        };
+    }
 
     /** TCP with Nagle off and the gateway's water marks. */
     static Dialer tcp(Transport transport) {

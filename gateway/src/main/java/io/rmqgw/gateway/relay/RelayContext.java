@@ -48,7 +48,8 @@ public final class RelayContext {
     public RelayContext(Transport transport, Dialer dialer, GatewayMetrics metrics, int maxFrameLength,
                         UpstreamSettings upstream) {
         this.transport = transport;
-        this.dialer = dialer;
+        // upstream.tls applies to every upstream connection, relayed and pooled, from the next dial on
+        this.dialer = Dialer.withTls(dialer, () -> this.upstream.tls());
         this.metrics = metrics;
         this.maxFrameLength = maxFrameLength;
         this.upstream = upstream;

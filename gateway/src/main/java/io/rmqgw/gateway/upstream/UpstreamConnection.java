@@ -277,8 +277,11 @@ public final class UpstreamConnection {
         int opaque = ++nextOpaque;
         SerializeType encoding = context.edge().upstreamEncoding() == null ? SerializeType.ROCKETMQ
             : context.edge().upstreamEncoding();
+        // every request the gateway originates passes here: signed once, under the current upstream.acl
+        RequestSigner signer = context.upstream().signer();
+        Map<String, String> extFields = signer == null ? header.extFields() : signer.sign(header.extFields(), body);
         RemotingHeader stamped = new RemotingHeader(header.code(), header.language(), header.version(), opaque,
-            response == null ? ONEWAY_FLAG : 0, header.remark(), header.extFields());
+            response == null ? ONEWAY_FLAG : 0, header.remark(), extFields);
         ByteBuf frame;
         try {
             frame = Frames.encode(alloc(), stamped, encoding, body); // releases body when it throws

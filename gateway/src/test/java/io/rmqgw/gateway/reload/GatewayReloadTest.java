@@ -232,6 +232,30 @@ class GatewayReloadTest {
     }
 
     @Test
+    void upstreamAclSetByAReloadSignsTheNextPooledRequest() throws Exception {
+        startGateway(Duration.ofSeconds(5), HeaderEncoding.ROCKETMQ, new NamesConfig(false, null, null, null));
+        var pooled = gateway.gateway().upstreamPool().broker(broker.address());
+        var loop = pooled.eventLoop();
+        pooled.request(GET_MAX_OFFSET, Map.of("n", "before"), null, java.util.concurrent.TimeUnit.SECONDS.toNanos(5),
+            loop).get(5, java.util.concurrent.TimeUnit.SECONDS).release();
+        Wire.Frame before = broker.awaitFrame(f -> "before".equals(f.ext().get("n")), RawClient.WAIT).frame();
+        assertFalse(before.ext().containsKey("AccessKey"), "unsigned without upstream.acl: " + before.ext());
+
+        GatewayConfig current = gateway.gateway().config();
+        ReloadResult result = gateway.gateway().reload(with(current, current.upstream()
+            .withAcl(new io.rmqgw.gateway.config.UpstreamAclConfig("gw-user", "gw-secret"))));
+        assertEquals(List.of(UPSTREAM), result.applied());
+        assertFalse(result.toString().contains("gw-secret"), "the reload's answer hides the secret: " + result);
+
+        pooled.request(GET_MAX_OFFSET, Map.of("n", "after"), null, java.util.concurrent.TimeUnit.SECONDS.toNanos(5),
+            loop).get(5, java.util.concurrent.TimeUnit.SECONDS).release();
+        Wire.Frame after = broker.awaitFrame(f -> "after".equals(f.ext().get("n")), RawClient.WAIT).frame();
+        assertEquals("gw-user", after.ext().get("AccessKey"));
+        assertEquals(new io.rmqgw.gateway.upstream.RequestSigner(new io.rmqgw.gateway.config.UpstreamAclConfig(
+            "gw-user", "gw-secret")).sign(Map.of("n", "after"), null), after.ext(), "signed with the new credentials");
+    }
+
+    @Test
     void aNewTopicLengthLimitAppliesToTheNextSend() throws Exception {
         startGateway(Duration.ofSeconds(2), HeaderEncoding.ROCKETMQ, new NamesConfig(true, null, null, null));
         String topic = "Topic_of_20_chars___";

@@ -87,9 +87,13 @@ class UpstreamPoolTest {
     }
 
     private UpstreamPool pool(List<String> namesrv, int maxInFlight) {
+        return pool(namesrv, maxInFlight, null);
+    }
+
+    private UpstreamPool pool(List<String> namesrv, int maxInFlight, RequestSigner signer) {
         context = new RelayContext(transport, Dialer.tcp(transport), metrics, FrameDecoder.DEFAULT_MAX_FRAME_LENGTH,
             new UpstreamSettings(namesrv.isEmpty() ? null : NamesrvAddresses.of(namesrv), 1000,
-                TimeUnit.MILLISECONDS.toNanos(300), TimeUnit.SECONDS.toNanos(2)));
+                TimeUnit.MILLISECONDS.toNanos(300), TimeUnit.SECONDS.toNanos(2), signer));
         pool = new UpstreamPool(context, maxInFlight);
         return pool;
     }
@@ -163,6 +167,36 @@ class UpstreamPoolTest {
         assertEquals(1, broker.connectionCount(), "one multiplexed connection");
         assertEquals(0, connection.inFlight());
         assertEquals(connection, pool.broker(broker.address()), "the same connection for the same broker");
+    }
+
+    @Test
+    void withCredentialsEveryRequestIsSignedOnTheWire() throws Exception {
+        List<Wire.Frame> got = new CopyOnWriteArrayList<>();
+        ScriptedPeer broker = peer((c, f) -> {
+            got.add(f);
+            if (!f.isOneway()) {
+                c.send(Wire.response(Wire.SUCCESS, f.opaque()).bytes());
+            }
+        });
+        RequestSigner signer = new RequestSigner(new io.rmqgw.gateway.config.UpstreamAclConfig("ak", "sk"));
+        UpstreamConnection connection = pool(List.of(), UpstreamPool.DEFAULT_MAX_IN_FLIGHT, signer)
+            .broker(broker.address());
+        connection.request(CODE, ext("topic", "Orders"), body("payload"), LONG, caller).get(WAIT.toMillis(),
+            TimeUnit.MILLISECONDS).release();
+        connection.oneway(new RemotingHeader(CODE, org.apache.rocketmq.remoting.protocol.LanguageCode.JAVA, 453, 0, 0,
+            null, null), null, caller).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        // the oneway's future completes once written: the peer reads it a moment later
+        for (int i = 0; i < 100 && got.size() < 2; i++) {
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
+        assertEquals(2, got.size());
+        ByteBuf sent = body("payload");
+        try {
+            assertEquals(signer.sign(Map.of("topic", "Orders"), sent), got.get(0).ext(), "request: fields and body signed");
+        } finally {
+            sent.release();
+        }
+        assertEquals(signer.sign(null, null), got.get(1).ext(), "oneway: signed too");
     }
 
     @Test

@@ -5,7 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.rmqgw.gateway.config.FanoutConfig;
 import io.rmqgw.gateway.config.HeaderEncoding;
+import io.rmqgw.gateway.config.UpstreamAclConfig;
+import io.rmqgw.gateway.config.VirtualQueueConfig;
+import io.rmqgw.it.support.Admin;
 import io.rmqgw.it.fixture.ForkedBroker;
 import io.rmqgw.it.fixture.GatewayFixture;
 import io.rmqgw.it.fixture.SharedCluster;
@@ -13,10 +17,28 @@ import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.rocketmq.acl.common.AclClientRPCHook;
+import org.apache.rocketmq.acl.common.SessionCredentials;
+import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.client.producer.SendStatus;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -32,6 +54,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  * 5.4.0: in rocketmq-client) and send JSON headers, which the gateway re-encodes as ROCKETMQ binary (or,
  * for a binary client, as JSON): signed producers and consumers work, and a wrong secret gets the
  * broker's own refusal, with the code and remark a direct connection gets.
+ *
+ * <p>The gateway's own requests (fan-out parts, virtual-queue fetches and commits) are signed with
+ * {@code upstream.acl}: with it, fan-out and virtual queues work against this broker; without it, a fan-out
+ * is refused with the broker's authentication refusal in the remark.
  */
 @ExtendWith(SharedClusterExtension.class)
 class AclIT {
@@ -43,7 +69,15 @@ class AclIT {
     static ForkedBroker broker;
     static GatewayFixture toBinary;
     static GatewayFixture toJson;
+    /** Fan-out and virtual queues on, signing its own requests with upstream.acl. */
+    static GatewayFixture ownSigned;
+    /** The same without upstream.acl. */
+    static GatewayFixture ownUnsigned;
     static SharedCluster shared;
+    static String fanA;
+    static String fanB;
+    static String vqTopic;
+    static String vqGroup;
 
     @BeforeAll
     static void setUp(SharedCluster cluster) throws Exception {
@@ -63,6 +97,27 @@ class AclIT {
         System.err.println("[it] " + broker + " (ACL 2.0) started in " + broker.lastStartTime().toMillis() + " ms");
         toBinary = GatewayFixture.start(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ);
         toJson = GatewayFixture.start(broker.namesrvAddress(), HeaderEncoding.JSON);
+
+        fanA = cluster.topic("acl_fan_a");
+        fanB = cluster.topic("acl_fan_b");
+        vqTopic = cluster.topic("acl_vq");
+        vqGroup = cluster.group("acl_vq");
+        for (String topic : List.of(fanA, fanB, vqTopic)) {
+            Admin.createTopic(broker.brokerAddress(), topic, 2, hook(SECRET));
+            Admin.awaitRoute(broker.namesrvAddress(), topic, broker.brokerName(), Duration.ofSeconds(15));
+        }
+        FanoutConfig fanout = new FanoutConfig(true, null, null, null, null, null);
+        List<VirtualQueueConfig> vq = List.of(new VirtualQueueConfig(vqGroup, vqTopic, 2, null, null, null, null, null,
+            null));
+        ownSigned = GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
+            .withUpstream(c.upstream().withAcl(new UpstreamAclConfig(USER, SECRET))).withFanout(fanout)
+            .withVirtualQueues(vq));
+        ownUnsigned = GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ,
+            c -> c.withFanout(fanout));
+    }
+
+    private static AclClientRPCHook hook(String secret) {
+        return new AclClientRPCHook(new SessionCredentials(USER, secret));
     }
 
     @AfterAll
@@ -72,6 +127,12 @@ class AclIT {
         }
         if (toJson != null) {
             toJson.close();
+        }
+        if (ownSigned != null) {
+            ownSigned.close();
+        }
+        if (ownUnsigned != null) {
+            ownUnsigned.close();
         }
         if (broker != null) {
             broker.close();
@@ -120,6 +181,128 @@ class AclIT {
         assertEquals(direct.path("brokerCode").asInt(), viaGateway.path("brokerCode").asInt());
         assertEquals(direct.path("brokerRemark").asText(), viaGateway.path("brokerRemark").asText());
         assertFalse(viaGateway.path("brokerRemark").asText().isEmpty());
+    }
+
+    @Test
+    void fanOutWorksWhenTheGatewaySignsItsOwnParts() throws Exception {
+        DefaultMQProducer producer = signedProducer(ownSigned, "acl_fan_ok");
+        SendResult result;
+        try {
+            result = producer.send(fanoutBatch("ok", fanA, fanB, fanA + "," + fanB));
+        } finally {
+            producer.shutdown();
+        }
+        assertEquals(SendStatus.SEND_OK, result.getSendStatus(), result::toString);
+        assertEquals(Set.of("ok-0", "ok-2"), signedReceive(ownSigned, fanA, 2));
+        assertEquals(Set.of("ok-1", "ok-2"), signedReceive(ownSigned, fanB, 2));
+        assertTrue(ownSigned.metrics().fanoutRequests("success") >= 1, "counted");
+    }
+
+    @Test
+    void withoutUpstreamAclAFanOutIsRefusedWithTheBrokersReason() throws Exception {
+        DefaultMQProducer producer = signedProducer(ownUnsigned, "acl_fan_unsigned");
+        try {
+            Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class,
+                () -> producer.send(fanoutBatch("unsigned", fanA)));
+            StringBuilder chain = new StringBuilder();
+            for (Throwable t = e; t != null && chain.length() < 4000; t = t.getCause() == t ? null : t.getCause()) {
+                chain.append(t).append(" <- ");
+            }
+            System.err.println("[it] unsigned fan-out refused: " + chain);
+            assertTrue(chain.toString().contains("fan-out failed: not stored in " + fanA), chain::toString);
+            // 5.4.0's words for a request without AccessKey
+            assertTrue(chain.toString().contains("code " + REFUSAL_CODE + " username cannot be null"), chain::toString);
+        } finally {
+            producer.shutdown();
+        }
+    }
+
+    @Test
+    void virtualQueuesWorkWhenTheGatewaySignsItsFetchesAndCommits() throws Exception {
+        Set<String> received = ConcurrentHashMap.newKeySet();
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(vqGroup, hook(SECRET),
+            new org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely());
+        consumer.setNamesrvAddr(ownSigned.namesrvAddress());
+        consumer.setInstanceName("rmqgw-it-acl-vq-" + System.nanoTime());
+        consumer.setPollNameServerInterval(2_000);
+        consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        consumer.subscribe(vqTopic, "*");
+        consumer.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
+            msgs.forEach(m -> received.add(m.getKeys()));
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        consumer.start();
+        try {
+            DefaultMQProducer producer = signedProducer(ownSigned, "acl_vq");
+            Set<String> sent = new TreeSet<>();
+            try {
+                for (int i = 0; i < 20; i++) {
+                    String key = "vq-" + i;
+                    assertEquals(SendStatus.SEND_OK, producer.send(new Message(vqTopic, "t", key,
+                        key.getBytes(StandardCharsets.UTF_8))).getSendStatus());
+                    sent.add(key);
+                }
+            } finally {
+                producer.shutdown();
+            }
+            var vq = ownSigned.gateway().virtualQueues().consumer(vqGroup, vqTopic);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
+            while ((received.size() < sent.size()
+                || VirtualQueuesIT.stats(ownSigned, vq).acknowledged() < sent.size()) && System.nanoTime() < deadline) {
+                TimeUnit.MILLISECONDS.sleep(200);
+            }
+            assertEquals(sent, new TreeSet<>(received));
+            // fetched by the gateway (signed pulls) and acknowledged back (signed offset commits)
+            assertTrue(VirtualQueuesIT.stats(ownSigned, vq).acknowledged() >= sent.size(),
+                () -> "acknowledged through the virtual queues: " + VirtualQueuesIT.stats(ownSigned, vq));
+        } finally {
+            consumer.shutdown();
+        }
+    }
+
+    /** The broker's code for a request it cannot authenticate (NO_PERMISSION, as for a wrong signature). */
+    private static final int REFUSAL_CODE = 16;
+
+    private static List<Message> fanoutBatch(String prefix, String... destinations) {
+        List<Message> batch = new ArrayList<>();
+        for (int i = 0; i < destinations.length; i++) {
+            String key = prefix + "-" + i;
+            Message m = new Message(FanoutConfig.DEFAULT_TOPIC, "t", key, key.getBytes(StandardCharsets.UTF_8));
+            m.putUserProperty(FanoutConfig.DEFAULT_DESTINATION_PROPERTY, destinations[i]);
+            batch.add(m);
+        }
+        return batch;
+    }
+
+    private static DefaultMQProducer signedProducer(GatewayFixture gateway, String hint) throws Exception {
+        DefaultMQProducer p = new DefaultMQProducer(shared.group(hint + "_pg"), hook(SECRET));
+        p.setNamesrvAddr(gateway.namesrvAddress());
+        p.setInstanceName("rmqgw-it-" + hint + "-" + System.nanoTime());
+        p.setRetryTimesWhenSendFailed(0);
+        p.start();
+        return p;
+    }
+
+    /** The keys a signed consumer of {@code topic} through {@code gateway} reads from the first offset. */
+    private static Set<String> signedReceive(GatewayFixture gateway, String topic, int expected) throws Exception {
+        DefaultLitePullConsumer consumer = new DefaultLitePullConsumer(shared.group(topic + "_cg"), hook(SECRET));
+        consumer.setNamesrvAddr(gateway.namesrvAddress());
+        consumer.setInstanceName("rmqgw-it-acl-consume-" + System.nanoTime());
+        consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        consumer.subscribe(topic, "*");
+        Set<String> keys = new TreeSet<>();
+        consumer.start();
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (keys.size() < expected && System.nanoTime() < deadline) {
+                for (MessageExt m : consumer.poll(500)) {
+                    keys.add(m.getKeys());
+                }
+            }
+        } finally {
+            consumer.shutdown();
+        }
+        return keys;
     }
 
     /** The send-error line of one send with the wrong secret (no retries). */

@@ -60,6 +60,12 @@ public final class Admin {
 
     /** Creates (or updates) {@code topic} with {@code queues} read and write queues on the broker at {@code brokerAddress}. */
     public static void createTopic(String brokerAddress, String topic, int queues) throws Exception {
+        createTopic(brokerAddress, topic, queues, null);
+    }
+
+    /** As {@link #createTopic(String, String, int)}, the request passed through {@code hook} (null: none; ACL signing). */
+    public static void createTopic(String brokerAddress, String topic, int queues,
+                                   org.apache.rocketmq.remoting.RPCHook hook) throws Exception {
         CreateTopicRequestHeader h = new CreateTopicRequestHeader();
         h.setTopic(topic);
         h.setDefaultTopic("TBW102");
@@ -69,8 +75,11 @@ public final class Admin {
         h.setTopicFilterType(TopicFilterType.SINGLE_TAG.name());
         h.setTopicSysFlag(0);
         h.setOrder(false);
-        RemotingCommand response = invoke(brokerAddress, request(RequestCode.UPDATE_AND_CREATE_TOPIC, h),
-            Duration.ofSeconds(10));
+        RemotingCommand create = request(RequestCode.UPDATE_AND_CREATE_TOPIC, h);
+        if (hook != null) {
+            hook.doBeforeRequest(brokerAddress, create);
+        }
+        RemotingCommand response = invoke(brokerAddress, create, Duration.ofSeconds(10));
         if (response.getCode() != ResponseCode.SUCCESS) {
             throw new IllegalStateException("create topic " + topic + " on " + brokerAddress + ": code "
                 + response.getCode() + " " + response.getRemark());
