@@ -40,9 +40,16 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
      * Decides at header time whether a large frame streams through; called on the channel's event loop
      * with the frame's head (not owned: it must be neither kept nor released).
      */
-    @FunctionalInterface
     public interface CutThrough {
         boolean stream(RemotingFrame head);
+
+        /**
+         * Whether a frame arriving now could stream at all; when not, a frame too long to store whole is refused
+         * as soon as its length arrives instead of waiting for its header.
+         */
+        default boolean open() {
+            return true;
+        }
     }
 
     private final int maxFrameLength;
@@ -224,7 +231,7 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
         if (declared <= maxWholeFrameLength || declared > maxFrameLength) {
             return; // stored whole, or refused on its length by the length decoder
         }
-        boolean mayStillStream = cutThrough != null && readable < maxWholeFrameLength
+        boolean mayStillStream = cutThrough != null && cutThrough.open() && readable < maxWholeFrameLength
             && readable < RemotingFrame.PREFIX_LENGTH + (in.getInt(in.readerIndex() + 4) & 0xFFFFFFL);
         if (!mayStillStream) {
             String foreign = ForeignProtocol.describe(in, in.readerIndex());
