@@ -594,6 +594,7 @@ public final class RelaySession {
         if (bodyLength > 0) {
             out.setInt(out.readerIndex(), out.readableBytes() - 4 + bodyLength);
             streamTo = upstream;
+            metrics.frameStreamed();
         }
         return out;
     }

@@ -92,6 +92,7 @@ class CutThroughTest {
             assertEquals(Wire.SUCCESS, answer.code());
             assertEquals(ClientFrames.sendV2().opaque(), answer.opaque());
             assertEquals(0, b.gateway.metrics().decodeErrors("frame_too_long"), 0.0);
+            assertEquals(1, b.gateway.metrics().framesStreamed(), 0.0, "the small send is stored whole, the large streamed");
         }
     }
 
@@ -110,6 +111,7 @@ class CutThroughTest {
             assertArrayEquals(frame, b.broker.awaitFrame(f -> f.code() == ClientFrames.UNKNOWN, RawClient.WAIT)
                 .frame().bytes());
             assertEquals(77, client.read().opaque());
+            assertEquals(1, b.gateway.metrics().framesStreamed(), 0.0);
         }
     }
 
