@@ -579,8 +579,10 @@ public final class RelaySession {
             streamTo = null;
         }
         if (to != null && state instanceof SessionState.Connected c && c.channel() == to) {
-            to.write(chunk.content(), to.voidPromise());
-            upstreamNeedsFlush = true;
+            // flushed at once (with the head before it), not at the end of the read burst: the broker
+            // receives the frame as the client sends it
+            to.writeAndFlush(chunk.content(), to.voidPromise());
+            upstreamNeedsFlush = false;
         } else {
             chunk.release();
         }
