@@ -579,10 +579,8 @@ public final class RelaySession {
             streamTo = null;
         }
         if (to != null && state instanceof SessionState.Connected c && c.channel() == to) {
-            // flushed at once (with the head before it), not at the end of the read burst: the broker
-            // receives the frame as the client sends it
-            to.writeAndFlush(chunk.content(), to.voidPromise());
-            upstreamNeedsFlush = false;
+            to.write(chunk.content(), to.voidPromise());
+            upstreamNeedsFlush = true;
         } else {
             chunk.release();
         }
