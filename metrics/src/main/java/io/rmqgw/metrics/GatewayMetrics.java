@@ -160,6 +160,7 @@ public final class GatewayMetrics implements AutoCloseable {
     private final Map<UpstreamFailure, Counter> upstreamFailures = new EnumMap<>(UpstreamFailure.class);
     private final Counter routeCacheHits;
     private final Counter routesRewritten;
+    private final Counter framesStreamed;
 
     /** [requestIndex * RESPONSE_CODES.size() + responseIndex], created on first use. */
     private final AtomicReferenceArray<Counter> requests =
@@ -204,6 +205,9 @@ public final class GatewayMetrics implements AutoCloseable {
             .register(registry);
         routesRewritten = Counter.builder("rmqgw.route.rewritten")
             .description("Route and cluster answers rewritten to point at the gateway")
+            .register(registry);
+        framesStreamed = Counter.builder("rmqgw.frames.streamed")
+            .description("Large client requests streamed through to their upstream (cut-through), not stored whole")
             .register(registry);
         // Every bounded label value is present from the start at 0, so increase() and the alerts see the
         // first event after a start (a series that appears at 1 has no increase).
@@ -478,6 +482,15 @@ public final class GatewayMetrics implements AutoCloseable {
 
     public void routeRewritten() {
         routesRewritten.increment();
+    }
+
+    /** A large client request's head went upstream; its body follows as it arrives. */
+    public void frameStreamed() {
+        framesStreamed.increment();
+    }
+
+    public double framesStreamed() {
+        return framesStreamed.count();
     }
 
     /** The meters of the name-server listener (role {@code namesrv}, upstream {@code namesrv}). */

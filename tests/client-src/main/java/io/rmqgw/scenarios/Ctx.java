@@ -29,6 +29,8 @@ final class Ctx {
     final String keyPrefix;
     final String tag;
     final int bodySize;
+    /** --random-body: bodies of random bytes after their prefix (incompressible), checked whole by consumers. */
+    final boolean randomBody;
     final String instance;
     final Boolean vip;
     final int sendTimeoutMs;
@@ -59,6 +61,7 @@ final class Ctx {
         this.keyPrefix = args.str("key-prefix", safeScenario + "-" + shortId);
         this.tag = args.str("tag", "rmqgw");
         this.bodySize = args.integer("body-size", 64);
+        this.randomBody = Boolean.TRUE.equals(args.bool("random-body"));
         this.instance = args.str("instance", "rmqgw-" + safeScenario + "-" + shortId);
         this.vip = args.bool("vip");
         this.sendTimeoutMs = args.integer("send-timeout-ms", 5_000);
@@ -102,11 +105,47 @@ final class Ctx {
 
     /** Body: {@code key|seq|} padded with dots to {@code --body-size} bytes (never shorter than the prefix). */
     byte[] body(String key, int seq) {
+        if (randomBody) {
+            return randomBody(key, seq, bodySize);
+        }
         StringBuilder sb = new StringBuilder(key).append('|').append(seq).append('|');
         while (sb.length() < bodySize) {
             sb.append('.');
         }
         return sb.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * {@code key|seq|R<size>|} then random bytes seeded by key and seq, {@code size} bytes in all (at least the
+     * prefix): a consumer rebuilds it from its prefix ({@link #randomBodyIntact}).
+     */
+    static byte[] randomBody(String key, int seq, int size) {
+        byte[] prefix = (key + "|" + seq + "|R" + size + "|").getBytes(StandardCharsets.UTF_8);
+        byte[] body = new byte[Math.max(size, prefix.length)];
+        System.arraycopy(prefix, 0, body, 0, prefix.length);
+        java.util.Random random = new java.util.Random(key.hashCode() * 31L + seq);
+        for (int i = prefix.length; i < body.length; i++) {
+            body[i] = (byte) random.nextInt(256);
+        }
+        return body;
+    }
+
+    /** For a body made by {@link #randomBody}: whether it is exactly that body; null for any other body. */
+    static Boolean randomBodyIntact(String key, byte[] body) {
+        String head = new String(body, 0, Math.min(body.length, 200), StandardCharsets.ISO_8859_1);
+        if (key == null || !head.startsWith(key + "|")) {
+            return null;
+        }
+        String[] parts = head.substring(key.length() + 1).split("\\|", 3);
+        if (parts.length < 3 || !parts[1].startsWith("R")) {
+            return null;
+        }
+        try {
+            return java.util.Arrays.equals(body,
+                randomBody(key, Integer.parseInt(parts[0]), Integer.parseInt(parts[1].substring(1))));
+        } catch (NumberFormatException e) {
+            return null;
+        }
     }
 
     Message message(int seq) {

@@ -60,6 +60,8 @@ final class Receipts {
             .put("storeHost", host(m.getStoreHost()))
             .put("bornHost", host(m.getBornHost()))
             .put("body", bodyPrefix(m.getBody()))
+            .put("bodyLength", m.getBody() == null ? -1 : m.getBody().length)
+            .put("bodyIntact", m.getBody() == null ? null : Ctx.randomBodyIntact(m.getKeys(), m.getBody()))
             .put("duplicate", !fresh)
             .put("thread", Thread.currentThread().getName());
         if (action != null) {
@@ -120,7 +122,11 @@ final class Receipts {
         if (body == null) {
             return null;
         }
-        String s = new String(body, StandardCharsets.UTF_8);
+        String s = new String(body, 0, Math.min(body.length, 200), StandardCharsets.UTF_8);
+        int random = s.indexOf("|R");
+        if (random >= 0 && s.indexOf('|', random + 2) > 0) {
+            return s.substring(0, s.indexOf('|', random + 2) + 1);
+        }
         int dots = s.indexOf("|.");
         return dots >= 0 ? s.substring(0, dots + 1) : (s.length() > 80 ? s.substring(0, 80) : s);
     }

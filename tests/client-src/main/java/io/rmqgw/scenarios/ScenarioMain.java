@@ -50,7 +50,8 @@ public final class ScenarioMain {
         "                      --interval-ms (200) until the deadline; --prime N sends N messages",
         "                      first (\"primed\" lines), --go-file PATH then waits for PATH to exist",
         "common options: --group G (consumer) --producer-group G --count N (10) --timeout-ms MS (60000)",
-        "  --key-prefix P --tag T --body-size B (64) --instance NAME --vip true|false",
+        "  --key-prefix P --tag T --body-size B (64) --random-body true (random bytes, consumers check them whole)",
+        "  --instance NAME --vip true|false",
         "  --send-timeout-ms MS (5000) --retries N --poll-namesrv-ms MS --linger-ms MS (0)",
         "  --from first|last (first) --create-topic-key TOPIC (producers; default TBW102)",
         "  --access-key AK --secret-key SK (sign every request: RocketMQ ACL, AclClientRPCHook)");

@@ -17,6 +17,13 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  * connection. After that every further byte is discarded: framing is lost. With an
  * {@link IncompleteFrameBudget}, the bytes of the frame not yet whole are taken from it as they arrive;
  * a read that does not fit raises a {@link FrameBudgetExceededException} instead of being kept.
+ *
+ * <p>With a {@link CutThrough}, a large frame may stream through instead of being stored whole: once its
+ * header has arrived (and its body has not), the policy decides, once, from the head. A streamed frame is
+ * emitted as its head ({@link RemotingFrame#streamedBodyLength()} &gt; 0) followed by {@link BodyChunk}s,
+ * retained slices of the reads as they arrive, the last one marked. Its bytes are not held, so the budget
+ * and the whole-frame limit do not apply to it; {@link #partialFrameSinceNanos()} still runs until its
+ * last byte.
  */
 public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
 
@@ -29,8 +36,33 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
      */
     public static final int LARGE_FRAME_LENGTH = 32 * 1024;
 
+    /**
+     * Decides at header time whether a large frame streams through; called on the channel's event loop
+     * with the frame's head (not owned: it must be neither kept nor released).
+     */
+    public interface CutThrough {
+        boolean stream(RemotingFrame head);
+
+        /**
+         * Whether a frame arriving now could stream at all; when not, a frame too long to store whole is refused
+         * as soon as its length arrives instead of waiting for its header.
+         */
+        default boolean open() {
+            return true;
+        }
+    }
+
     private final int maxFrameLength;
+    /** The longest frame stored whole; longer ones (up to {@link #maxFrameLength}) only stream through. */
+    private final int maxWholeFrameLength;
+    private final CutThrough cutThrough;
     private final int chainFrom;
+    /** Body bytes of the frame streaming through still to come; 0 when none streams. */
+    private int streamRemaining;
+    /** The policy declined the frame now incomplete: it is stored whole, not asked again. */
+    private boolean headDeclined;
+    /** The frame now incomplete may stream once its header is all there. */
+    private boolean awaitingHead;
     /** Shared by the connections whose incomplete frames it bounds; null: not counted. */
     private final IncompleteFrameBudget budget;
     /** What this decoder holds of {@link #budget} now: the readable bytes of its incomplete frame. */
@@ -56,12 +88,23 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
 
     /** With reads chained from {@code chainFrom} bytes on, and incomplete frames counted in {@code budget} (may be null). */
     public FrameDecoder(int maxFrameLength, int chainFrom, IncompleteFrameBudget budget) {
+        this(maxFrameLength, maxFrameLength, chainFrom, budget, null);
+    }
+
+    /**
+     * Frames of up to {@code maxWholeFrameLength} bytes stored whole; frames from {@code chainFrom} bytes on
+     * offered to {@code cutThrough} (null: none streams), which may stream them up to {@code maxFrameLength}.
+     */
+    public FrameDecoder(int maxFrameLength, int maxWholeFrameLength, int chainFrom, IncompleteFrameBudget budget,
+                        CutThrough cutThrough) {
         // length field at 0, 4 bytes, counts what follows it; the frame keeps its prefix so an
         // unchanged frame is forwarded byte for byte
         super(maxFrameLength, 0, 4, 0, 0, true);
         this.maxFrameLength = maxFrameLength;
+        this.maxWholeFrameLength = Math.min(maxFrameLength, maxWholeFrameLength);
         this.chainFrom = chainFrom;
         this.budget = budget;
+        this.cutThrough = cutThrough;
     }
 
     /**
@@ -82,7 +125,17 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
             return null;
         }
         try {
-            ByteBuf frame = extractFrame(ctx, in);
+            if (streamRemaining > 0) {
+                return nextChunk(in);
+            }
+            RemotingFrame head = cutThrough == null ? null : streamedHead(in);
+            if (head != null) {
+                giveBack();
+                return head;
+            }
+            refuseIfTooLongToStore(in);
+            // a frame that may still stream is not shown to the length decoder, which would remember its length
+            ByteBuf frame = awaitingHead ? null : extractFrame(ctx, in);
             if (frame == null) {
                 if (partialSinceNanos == 0) {
                     partialSinceNanos = System.nanoTime() | 1; // never 0
@@ -92,6 +145,7 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
                 return null;
             }
             partialSinceNanos = 0;
+            headDeclined = false;
             giveBack();
             return parse(frame);
         } catch (MalformedFrameException | FrameBudgetExceededException e) {
@@ -101,6 +155,92 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
             in.skipBytes(in.readableBytes());
             giveBack();
             throw e;
+        }
+    }
+
+    /** The next bytes of the body streaming through, as one chunk (all there is of it in {@code in}). */
+    private BodyChunk nextChunk(ByteBuf in) {
+        int length = Math.min(in.readableBytes(), streamRemaining);
+        streamRemaining -= length;
+        boolean last = streamRemaining == 0;
+        if (last) {
+            partialSinceNanos = 0;
+        }
+        return new BodyChunk(in.readRetainedSlice(length), last);
+    }
+
+    /**
+     * The head of the frame at the start of {@code in} when it streams through: a large frame whose header is
+     * all there and whose body is not, taken by {@link #cutThrough}. Null leaves the frame to be stored whole.
+     */
+    private RemotingFrame streamedHead(ByteBuf in) {
+        awaitingHead = false;
+        int start = in.readerIndex();
+        int readable = in.readableBytes();
+        if (headDeclined || readable < 4) {
+            return null;
+        }
+        int length = in.getInt(start);
+        if (length < chainFrom - 4 || length > maxFrameLength - 4 || readable >= length + 4L) {
+            return null;
+        }
+        if (readable < RemotingFrame.PREFIX_LENGTH) {
+            awaitingHead = true;
+            return null;
+        }
+        int headerLength = in.getInt(start + 4) & 0xFFFFFF;
+        if (headerLength > length - 4) {
+            return null; // refused by the envelope check once whole, as any frame
+        }
+        if (readable < RemotingFrame.PREFIX_LENGTH + headerLength) {
+            awaitingHead = true;
+            return null;
+        }
+        // the head alone, its length prefix still the whole frame's; the body's bytes follow as chunks
+        RemotingFrame whole = parse(in.retainedSlice(start, RemotingFrame.PREFIX_LENGTH + headerLength));
+        boolean streams;
+        try {
+            streams = !whole.isResponse() && cutThrough.stream(whole);
+        } catch (RuntimeException e) {
+            whole.release();
+            throw e;
+        }
+        if (!streams) {
+            headDeclined = true;
+            whole.release();
+            return null;
+        }
+        in.skipBytes(RemotingFrame.PREFIX_LENGTH + headerLength);
+        streamRemaining = length - 4 - headerLength;
+        if (partialSinceNanos == 0) {
+            partialSinceNanos = System.nanoTime() | 1;
+        }
+        return whole.asHead(streamRemaining);
+    }
+
+    /**
+     * A frame longer than {@link #maxWholeFrameLength} that did not stream through is refused once what it
+     * holds reaches that length (its header may still arrive and let it stream until then).
+     */
+    private void refuseIfTooLongToStore(ByteBuf in) {
+        int readable = in.readableBytes();
+        if (maxWholeFrameLength == maxFrameLength || readable < 4) {
+            return;
+        }
+        long declared = in.getInt(in.readerIndex()) + 4L;
+        if (declared <= maxWholeFrameLength || declared > maxFrameLength) {
+            return; // stored whole, or refused on its length by the length decoder
+        }
+        boolean mayStillStream = cutThrough != null && cutThrough.open() && readable < maxWholeFrameLength
+            && readable < RemotingFrame.PREFIX_LENGTH + (in.getInt(in.readerIndex() + 4) & 0xFFFFFFL);
+        if (!mayStillStream) {
+            String foreign = ForeignProtocol.describe(in, in.readerIndex());
+            if (foreign != null) {
+                throw new MalformedFrameException(MalformedReason.NOT_REMOTING, foreign, null);
+            }
+            throw new MalformedFrameException(MalformedReason.FRAME_TOO_LONG,
+                "frame exceeds the limit of " + maxWholeFrameLength + " bytes (frames stored whole; this one declares "
+                    + declared + ")");
         }
     }
 

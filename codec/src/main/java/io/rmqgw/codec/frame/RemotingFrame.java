@@ -2,6 +2,7 @@ package io.rmqgw.codec.frame;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.DefaultByteBufHolder;
+import io.rmqgw.codec.json.JsonToBinary;
 import org.apache.rocketmq.remoting.protocol.LanguageCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 
@@ -29,10 +30,17 @@ public final class RemotingFrame extends DefaultByteBufHolder {
     private final int version;
     private final int opaque;
     private final int flag;
+    private final int streamedBodyLength;
 
     RemotingFrame(ByteBuf frame, SerializeType encoding, int headerLength, int code, LanguageCode language,
                   int version, int opaque, int flag) {
+        this(frame, encoding, headerLength, code, language, version, opaque, flag, 0);
+    }
+
+    private RemotingFrame(ByteBuf frame, SerializeType encoding, int headerLength, int code, LanguageCode language,
+                          int version, int opaque, int flag, int streamedBodyLength) {
         super(frame);
+        this.streamedBodyLength = streamedBodyLength;
         this.encoding = encoding;
         this.headerLength = headerLength;
         this.code = code;
@@ -74,6 +82,26 @@ public final class RemotingFrame extends DefaultByteBufHolder {
         return (flag & ONEWAY_BIT) != 0;
     }
 
+    /**
+     * For the head of a frame that streams through: the body bytes that follow it as {@link BodyChunk}s (its
+     * content then holds the length prefix, still the whole frame's, and the header only). 0 for a whole frame.
+     */
+    public int streamedBodyLength() {
+        return streamedBodyLength;
+    }
+
+    /** This frame's head, announcing {@code bodyLength} body bytes to follow as chunks. */
+    RemotingFrame asHead(int bodyLength) {
+        RemotingFrame head = new RemotingFrame(content(), encoding, headerLength, code, language, version, opaque, flag,
+            bodyLength);
+        JsonToBinary transcoded = JsonToBinary.get();
+        if (transcoded.holds(this)) {
+            // the single pass's result stays the head's: its decode does not read the header again
+            transcoded.hold(head);
+        }
+        return head;
+    }
+
     public int headerLength() {
         return headerLength;
     }
@@ -102,7 +130,8 @@ public final class RemotingFrame extends DefaultByteBufHolder {
 
     @Override
     public RemotingFrame replace(ByteBuf content) {
-        return new RemotingFrame(content, encoding, headerLength, code, language, version, opaque, flag);
+        return new RemotingFrame(content, encoding, headerLength, code, language, version, opaque, flag,
+            streamedBodyLength);
     }
 
     @Override
@@ -126,6 +155,7 @@ public final class RemotingFrame extends DefaultByteBufHolder {
     @Override
     public String toString() {
         return (isResponse() ? "response" : "request") + "{code=" + code + ", opaque=" + opaque + ", flag=" + flag
-            + ", encoding=" + encoding + ", header=" + headerLength + "B, body=" + bodyLength() + "B}";
+            + ", encoding=" + encoding + ", header=" + headerLength + "B, body="
+            + (streamedBodyLength > 0 ? streamedBodyLength + "B streamed" : bodyLength() + "B") + "}";
     }
 }

@@ -67,6 +67,13 @@ public final class SendHandler implements RequestHandler {
                 : null);
     }
 
+    /** A send streams through unless coalescing may take it into a batch of the gateway's (it reads the body). */
+    @Override
+    public boolean streamsBody(RelaySession session, RemotingFrame head) {
+        Coalescing batches = typedHeader ? coalescing.get() : null;
+        return batches == null || !batches.active();
+    }
+
     @Override
     public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response,
                               SerializeType requestEncoding) {

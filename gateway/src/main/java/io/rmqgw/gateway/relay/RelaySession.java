@@ -11,6 +11,7 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.rmqgw.codec.frame.BodyChunk;
 import io.rmqgw.codec.frame.FrameBudgetExceededException;
 import io.rmqgw.codec.frame.FrameDecoder;
 import io.rmqgw.codec.frame.Frames;
@@ -83,6 +84,11 @@ public final class RelaySession {
      * this is 0, so the requests read before it get their answers.
      */
     private int owedAnswers;
+    /**
+     * The upstream that took the head of the frame now streaming through, so its body follows; null when none
+     * streams or its body is discarded (the head was answered here, or that upstream is gone).
+     */
+    private Channel streamTo;
     /** Since when ({@code System.nanoTime()}, never 0) a malformed frame ended the client's input; 0 while it is read. */
     private long inputEndedNanos;
     private boolean closeIssued;
@@ -135,9 +141,12 @@ public final class RelaySession {
                         downstream.idleTimeout().toMillis(), TimeUnit.MILLISECONDS));
                 }
                 ch.pipeline().addLast("meters", meters.clientHandler());
-                ch.pipeline().addLast("frames",
-                    new FrameDecoder(context.clientFrameLimit(downstream), context.incompleteFrames()));
-                ch.pipeline().addLast("relay", new ClientSide(context, meters, role));
+                ClientSide side = new ClientSide(context, meters, role);
+                // frames up to max-incomplete-frame-bytes are stored whole; a large one may stream up to max-frame-length
+                ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength(),
+                    context.clientFrameLimit(downstream), FrameDecoder.LARGE_FRAME_LENGTH, context.incompleteFrames(),
+                    side));
+                ch.pipeline().addLast("relay", side);
             }
         };
     }
@@ -549,6 +558,47 @@ public final class RelaySession {
 
     // ---- client -> upstream ----
 
+    /**
+     * Whether a large request streams through (asked by the client's frame decoder once its header arrived):
+     * only a request with an answer, relayed now to a connected upstream by a handler that leaves its body as it
+     * is. Everything else keeps being stored whole.
+     */
+    private boolean mayStream(RemotingFrame head) {
+        return streamsOpen() && !head.isOneway() && handlers.request(head.code()).streamsBody(this, head);
+    }
+
+    /** Whether any request could stream now: a first request, for one, waits for its dial and is stored whole. */
+    private boolean streamsOpen() {
+        return state instanceof SessionState.Connected && waiting.isEmpty() && !inputEnded() && !context.draining();
+    }
+
+    /** Body bytes of the frame streaming through: on to the upstream that took its head, or released. */
+    private void bodyChunk(BodyChunk chunk) {
+        Channel to = streamTo;
+        if (chunk.last()) {
+            streamTo = null;
+        }
+        if (to != null && state instanceof SessionState.Connected c && c.channel() == to) {
+            to.write(chunk.content(), to.voidPromise());
+            upstreamNeedsFlush = true;
+        } else {
+            chunk.release();
+        }
+    }
+
+    /**
+     * The bytes a handler returned for a streamed head: its length prefix made the whole frame's (the header may
+     * have changed size), and the upstream noted as where the body goes.
+     */
+    private ByteBuf headWithBody(ByteBuf out, int bodyLength, Channel upstream) {
+        if (bodyLength > 0) {
+            out.setInt(out.readerIndex(), out.readableBytes() - 4 + bodyLength);
+            streamTo = upstream;
+            metrics.frameStreamed();
+        }
+        return out;
+    }
+
     private void fromClient(RemotingFrame frame) {
         assert client.eventLoop().inEventLoop() : "client frame off the session's event loop";
         if (frame.isResponse()) {
@@ -571,6 +621,7 @@ public final class RelaySession {
         if (refusedByRequestLimit(frame)) {
             return;
         }
+        int streamed = frame.streamedBodyLength();
         if (state instanceof SessionState.Connected c) {
             RequestHandler handler = handlers.request(frame.code());
             if (frame.isOneway()) {
@@ -579,7 +630,7 @@ public final class RelaySession {
                 ByteBuf out = handler.toUpstream(this, frame);
                 if (out != null) {
                     metrics.oneway(code);
-                    c.channel().write(out, c.channel().voidPromise());
+                    c.channel().write(headWithBody(out, streamed, c.channel()), c.channel().voidPromise());
                 }
             } else {
                 long start = System.nanoTime();
@@ -605,10 +656,13 @@ public final class RelaySession {
                     long timeout = handler.longPolling() ? settings.longPollTimeoutNanos() : settings.requestTimeoutNanos();
                     pending.add(new PendingRequests.Pending(opaque, code, encoding, start, sent, sent + timeout,
                         handler, requestContext));
-                    c.channel().write(out, c.channel().voidPromise());
+                    c.channel().write(headWithBody(out, streamed, c.channel()), c.channel().voidPromise());
                 }
             }
             upstreamNeedsFlush = true;
+        } else if (streamed > 0) {
+            // a head is offered only while connected: its body cannot wait for a dial
+            answerWithoutUpstream(frame, "no upstream connection for a request streaming through");
         } else if (state instanceof SessionState.Local) {
             serveLocally(frame);
         } else if (state instanceof SessionState.Accepted) {
@@ -930,7 +984,7 @@ public final class RelaySession {
     }
 
     /** The client side of a session: created per accepted connection. */
-    private static final class ClientSide extends ChannelInboundHandlerAdapter {
+    private static final class ClientSide extends ChannelInboundHandlerAdapter implements FrameDecoder.CutThrough {
 
         private final RelayContext context;
         private final ListenerMeters meters;
@@ -951,7 +1005,29 @@ public final class RelaySession {
         }
 
         @Override
+        public boolean stream(RemotingFrame head) {
+            return session != null && session.mayStream(head);
+        }
+
+        @Override
+        public boolean open() {
+            return session != null && session.streamsOpen();
+        }
+
+        @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof BodyChunk chunk) {
+                if (session != null) {
+                    session.bodyChunk(chunk);
+                } else {
+                    chunk.release();
+                }
+                return;
+            }
+            if (session != null) {
+                // a head not taken by an upstream (refused, answered here, dropped) has its body discarded
+                session.streamTo = null;
+            }
             if (session == null || !(msg instanceof RemotingFrame frame) || session.inputEnded()) {
                 // after a malformed frame nothing more is relayed
                 ReferenceCountUtil.release(msg);

@@ -18,6 +18,11 @@ public interface RequestHandler {
     /** Forwards every request and answer unchanged. */
     RequestHandler PASS_THROUGH = new RequestHandler() {
         @Override
+        public boolean streamsBody(RelaySession session, RemotingFrame head) {
+            return true;
+        }
+
+        @Override
         public String toString() {
             return "pass-through";
         }
@@ -55,6 +60,16 @@ public interface RequestHandler {
      */
     default ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
         return session.reencodeForUpstream(request, null);
+    }
+
+    /**
+     * Whether a large request may stream through: its {@link #toUpstream} then gets the head only (the header,
+     * {@link RemotingFrame#streamedBodyLength()} body bytes to follow) and the body goes upstream unchanged as
+     * it arrives. Only for a handler that never reads the body and forwards it to the session's upstream or
+     * refuses it; decided once, from the head ({@code head} not owned). Default: stored whole.
+     */
+    default boolean streamsBody(RelaySession session, RemotingFrame head) {
+        return false;
     }
 
     /**
