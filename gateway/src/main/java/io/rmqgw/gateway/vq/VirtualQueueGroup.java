@@ -490,9 +490,16 @@ public final class VirtualQueueGroup {
 
     /** The lease {@code holder} holds on the message at {@code commitLogOffset}, or null (for a client's send-back). */
     public Delivery leaseOf(long holder, long commitLogOffset) {
+        WindowMessage m = leased(holder, commitLogOffset);
+        return m == null ? null
+            : new Delivery(m.window.queue, m.offset, m.leasedOn.id, m.virtualOffset, m.deliveries, holder);
+    }
+
+    /** The message leased to {@code holder} at {@code commitLogOffset} (how clients name a message), or null. */
+    private WindowMessage leased(long holder, long commitLogOffset) {
         for (WindowMessage m : leasesByAge) {
             if (m.holder == holder && m.commitLogOffset == commitLogOffset) {
-                return new Delivery(m.window.queue, m.offset, m.leasedOn.id, m.virtualOffset, m.deliveries, holder);
+                return m;
             }
         }
         return null;
@@ -507,15 +514,14 @@ public final class VirtualQueueGroup {
      */
     public boolean giveBack(long holder, long commitLogOffset) {
         checkOpen();
-        for (WindowMessage m : leasesByAge) {
-            if (m.holder == holder && m.commitLogOffset == commitLogOffset) {
-                m.leasedOn.lastActivity.put(holder, nanoClock.getAsLong());
-                endLease(m);
-                returnOrDeadLetter(m, RedeliveryReason.GAVE_BACK);
-                return true;
-            }
+        WindowMessage m = leased(holder, commitLogOffset);
+        if (m == null) {
+            return false;
         }
-        return false;
+        m.leasedOn.lastActivity.put(holder, nanoClock.getAsLong());
+        endLease(m);
+        returnOrDeadLetter(m, RedeliveryReason.GAVE_BACK);
+        return true;
     }
 
     // ---------------------------------------------------------------- what the wiring carries out
