@@ -82,7 +82,17 @@ WORKLOADS = {
     "consume-1k": dict(mode="consume", topic="bench_backlog", size=1024, args=[]),
     "latency-1k-half": dict(mode="latency", topic=None, size=1024, args=["--threads", "64", "--no-e2e"]),
     "e2e-1k-half": dict(mode="latency", topic=None, size=1024, args=["--threads", "64"]),
+    # issue 12: sends at a low fixed rate (coalescing adds no delay when nothing is in flight); list bench_128b_low in
+    # --coalesce-topics to compare coalescing on (gateway) and off (baseline)
+    "latency-128b-low": dict(mode="latency", topic="bench_128b_low", size=128, rate=1000,
+                             args=["--threads", "16", "--no-e2e"]),
+    # issue 12: one operation = 8 x 1 KiB messages over 4 topics at 200 operations/s: one batch to the gateway's
+    # fan-out topic (target gateway) vs one batch send per topic (direct, and through the baseline gateway)
+    "fanout-8x4": dict(mode="fanout", topic=None, size=1024, rate=200, args=["--threads", "4", "--batch", "8"]),
 }
+OPT_IN_WORKLOADS = ("latency-128b-low", "fanout-8x4")  # issue 12's, run when named
+FANOUT_TOPICS = ("bench_fo_a", "bench_fo_b", "bench_fo_c", "bench_fo_d")
+FANOUT_TOPIC = "RMQGW_FANOUT"
 
 # --only virtual-queues (issue 11): groups the gateway serves on virtual queues, each on its own topic of VQ_QUEUES
 # queues; direct runs read the same topics with new groups (a group listed there is refused any other way through
@@ -372,11 +382,14 @@ class Bench:
                     f"admin:\n  enabled: true\n  listen: {LOOPBACK}:{admin}\n")
             if self.a.only == "virtual-queues" and encoding == "rocketmq":
                 lease = f", lease-timeout: {self.a.vq_lease_timeout:g}s" if self.a.vq_lease_timeout else ""
+                lease += f", window-size: {self.a.vq_window_size}" if self.a.vq_window_size else ""
                 f.write("virtual-queues:\n" + "".join(
                     f"  - {{group: {g}, topic: {t}, per-real-queue: {self.a.vq_per_real_queue}{lease}}}\n"
                     for t, g in VQ_GROUPS))
             if self.a.coalesce_topics and encoding == "rocketmq":
                 f.write(f"coalescing:\n  topics: [{self.a.coalesce_topics}]\n")
+            if "fanout-8x4" in self.a.workloads and encoding == "rocketmq":
+                f.write(f"fanout:\n  enabled: true\n  topic: {FANOUT_TOPIC}\n")
         env = dict(self.env, JAVA_OPTS=f"-Xms256m -Xmx256m -XX:+UseG1GC {self.a.gateway_java_opts}".strip())
         name = {"rocketmq": "gateway", "baseline": "gateway-base"}.get(encoding, f"gateway-{encoding}")
         gw = Service(name, [os.path.join(home, "bin", "rmqgw"), "start", "-c", conf], env,
@@ -498,6 +511,11 @@ class Bench:
     def create_topics(self):
         for name in ("bench_1k", "bench_128b", "bench_100k", "bench_backlog"):
             self.setup_topic(name, 100)
+        if "latency-128b-low" in self.a.workloads:
+            self.setup_topic(WORKLOADS["latency-128b-low"]["topic"], 100)
+        if "fanout-8x4" in self.a.workloads:
+            for name in FANOUT_TOPICS:
+                self.setup_topic(name, 100)
 
     def setup_topic(self, name, count, queues=QUEUES):
         """Creates the topic with {queues} queues by sending it {count} messages directly; retried while the broker's
@@ -541,15 +559,26 @@ class Bench:
                                   "--duration", f"{a.duration}s", "--warmup", f"{a.consume_warmup}s",
                                   "--idle-timeout", "60s", "--timeout", "400s"], r, limit=460)
             elif spec["mode"] == "latency":
-                rate = a.latency_rate or self.half_direct_rate()
-                log(f"latency runs at {rate:,.0f} msg/s")
+                rate = spec.get("rate") or a.latency_rate or self.half_direct_rate()
+                log(f"{wl}: latency runs at {rate:,.0f} msg/s")
                 for r in range(1, a.rounds + 1):
                     for t in a.targets:
-                        topic = f"bench_{wl.split('-')[0]}_r{r}_{t}"
+                        # a fixed topic (created with the others) when the workload names one, e.g. to coalesce it
+                        topic = spec["topic"] or f"bench_{wl.split('-')[0]}_r{r}_{t}"
+                        queues = [] if spec["topic"] else ["--queues", str(QUEUES), "--admin-namesrv", DIRECT]
                         self.run(wl, t, TARGETS[t], "latency",
-                                 ["--topic", topic, "--queues", str(QUEUES), "--admin-namesrv", DIRECT,
-                                  "--size", "1024", "--rate", f"{rate:.0f}", "--duration", f"{a.duration}s",
-                                  *common, *spec["args"]], r)
+                                 ["--topic", topic, *queues, "--size", str(spec["size"]), "--rate", f"{rate:.0f}",
+                                  "--duration", f"{a.duration}s", *common, *spec["args"]], r)
+            elif spec["mode"] == "fanout":
+                log(f"{wl}: {spec['rate']} operations/s, each 8 messages over {len(FANOUT_TOPICS)} topics; the gateway "
+                    f"gets them as one batch to {FANOUT_TOPIC}, the other targets as one batch send per topic")
+                for r in range(1, a.rounds + 1):
+                    for t in a.targets:
+                        via = ["--fanout-topic", FANOUT_TOPIC] if t == "gateway" else []
+                        self.run(wl, t, TARGETS[t], "produce",
+                                 ["--fanout", ",".join(FANOUT_TOPICS), *via, "--size", str(spec["size"]),
+                                  "--rate", str(spec["rate"]), "--duration", f"{a.duration}s", *common,
+                                  *spec["args"]], r)
 
     def half_direct_rate(self):
         tps = [r["bench"]["tps"] for r in self.results
@@ -629,12 +658,13 @@ class Bench:
         # enough for every gateway round at its ideal rate (the direct runs read from the first offset with new groups)
         slow_backlog = a.vq_slow_backlog or int(a.rounds * (a.vq_warmup + a.duration + 15) * a.vq_consumers * per_consumer
                                                  * 1.2)
-        log(f"virtual queues: backlog of {slow_backlog:,} x 1 KiB on {slow_topic} (direct, asynchronous)")
-        self.produce_backlog(slow_topic, slow_backlog)
+        if "slow" in a.vq_parts:
+            log(f"virtual queues: backlog of {slow_backlog:,} x 1 KiB on {slow_topic} (direct, asynchronous)")
+            self.produce_backlog(slow_topic, slow_backlog)
         slow = ["--topic", slow_topic, "--size", "1024", "--threads", "1", "--work", work, "--pull-batch", "32",
                 "--duration", f"{a.duration}s", "--warmup", f"{a.vq_warmup}s", "--idle-timeout", "30s"]
         extra = max(0, a.vq_consumers - a.vq_direct_consumers)
-        for r in range(1, a.rounds + 1):
+        for r in range(1, a.rounds + 1) if "slow" in a.vq_parts else ():
             self.run("vq-slow", "direct", DIRECT, "consume", [*slow, "--clients", str(a.vq_direct_consumers)], r)
             if extra and not a.vq_skip_direct_all:
                 self.run("vq-slow", "direct-all", DIRECT, "consume", [*slow, "--clients", str(a.vq_consumers)], r)
@@ -644,17 +674,26 @@ class Bench:
         fast = ["--topic", fast_topic, "--size", "1024", "--clients", str(a.vq_direct_consumers),
                 "--count", str(a.vq_fast_backlog), "--duration", f"{a.duration}s", "--warmup", f"{a.consume_warmup}s",
                 "--idle-timeout", "30s"]
-        for r in range(1, a.rounds + 1):
-            log(f"virtual queues: fresh backlog of {a.vq_fast_backlog:,} x 1 KiB on {fast_topic}")
+        # direct: a long-lived group of its own topic, like the gateway's group (a new group per round would pay a
+        # fresh rebalance and start from the first offset every time); started once, it goes on from its commits
+        direct_topic, direct_group = f"{fast_topic}_direct", f"{fast_group}_direct"
+        if "fast" in a.vq_parts:
+            self.setup_topic(direct_topic, 1, queues=VQ_QUEUES)
+            self.run("vq-start", direct_group, DIRECT, "consume",
+                     ["--topic", direct_topic, "--group", direct_group, "--duration", "2s", "--warmup", "0s",
+                      "--idle-timeout", "2s", "--threads", "1"], 0, record=False, limit=60)
+        for r in range(1, a.rounds + 1) if "fast" in a.vq_parts else ():
+            log(f"virtual queues: fresh backlogs of {a.vq_fast_backlog:,} x 1 KiB on {direct_topic} and {fast_topic}")
+            self.produce_backlog(direct_topic, a.vq_fast_backlog)
             self.produce_backlog(fast_topic, a.vq_fast_backlog)
-            # the direct groups start at the first offset: the earlier rounds' backlogs are there too, so they
-            # stop at --count like the gateway's
-            self.run("vq-fast", "direct", DIRECT, "consume", fast, r)
+            direct_fast = list(fast)
+            direct_fast[direct_fast.index("--topic") + 1] = direct_topic
+            self.run("vq-fast", "direct", DIRECT, "consume", [*direct_fast, "--group", direct_group], r)
             self.run("vq-fast", "gateway-vq", GW, "consume", [*fast, "--group", fast_group], r)
             self.scrape_vq(gw, f"vq-fast.r{r}")
         e2e = ["--size", "1024", "--rate", f"{a.vq_e2e_rate:g}", "--threads", "16", "--duration", f"{a.duration}s",
                "--warmup", f"{a.warmup}s"]
-        for r in range(1, a.rounds + 1):
+        for r in range(1, a.rounds + 1) if "e2e" in a.vq_parts else ():
             self.run("vq-e2e", "direct", DIRECT, "latency",
                      ["--topic", f"bench_vq_e2e_r{r}_direct", "--queues", str(VQ_QUEUES), "--admin-namesrv", DIRECT, *e2e],
                      r)
@@ -1469,8 +1508,9 @@ def main():
     p.add_argument("--warmup-round", type=seconds, default=15.0,
                    help="a discarded produce run per target before the rounds (default 15s; 0: none)")
     p.add_argument("--rounds", type=int, default=3, help="rounds of A B C (default 3)")
-    p.add_argument("--workloads", default=",".join(WORKLOADS),
-                   help="comma-separated, from: " + ", ".join(WORKLOADS) + " (default all)")
+    p.add_argument("--workloads", default=",".join(w for w in WORKLOADS if w not in OPT_IN_WORKLOADS),
+                   help="comma-separated, from: " + ", ".join(WORKLOADS) + " (default all but "
+                        + ", ".join(OPT_IN_WORKLOADS) + ")")
     p.add_argument("--targets", default="direct,gateway,proxy", help="default direct,gateway,proxy")
     p.add_argument("--coalesce-topics", default="",
                    help="comma-separated topics the gateway under test coalesces sends to (the baseline gateway never)")
@@ -1492,6 +1532,10 @@ def main():
     p.add_argument("--vq-slow-backlog", type=int, default=0,
                    help="--only virtual-queues: the slow topic's backlog (default: what every gateway round needs at"
                         " its ideal rate, +20%%)")
+    p.add_argument("--vq-window-size", type=int, default=0,
+                   help="--only virtual-queues: the groups' window-size (default: the gateway's)")
+    p.add_argument("--vq-parts", default="slow,fast,e2e",
+                   help="--only virtual-queues: which parts run, from slow, fast, e2e (default all)")
     p.add_argument("--vq-fast-backlog", type=int, default=300_000,
                    help="--only virtual-queues: the fresh backlog of each fast round (default 300000)")
     p.add_argument("--vq-e2e-rate", type=float, default=2000.0,
@@ -1524,6 +1568,9 @@ def main():
                         " this one, same settings, in the same rounds")
     a = p.parse_args()
     a.workloads = [w.strip() for w in a.workloads.split(",") if w.strip()]
+    a.vq_parts = {x.strip() for x in a.vq_parts.split(",") if x.strip()}
+    if not a.vq_parts or not a.vq_parts <= {"slow", "fast", "e2e"}:
+        p.error("--vq-parts: a comma-separated choice of slow, fast, e2e")
     for w in a.workloads:
         if w not in WORKLOADS:
             p.error(f"unknown workload {w}")

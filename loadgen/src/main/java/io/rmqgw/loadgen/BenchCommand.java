@@ -363,9 +363,52 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             description = "Target rate, all threads together; 0: as fast as possible. Default: ${DEFAULT-VALUE}.")
         double rate;
 
+        @Option(names = "--fanout", paramLabel = "TOPIC[,TOPIC...]", split = ",",
+            description = "Each operation (what throughput and latency count) writes --batch messages spread round"
+                + " robin over these topics: one batch send per topic, one after the other, or with --fanout-topic one"
+                + " batch to the gateway's fan-out topic. --topic is not used; --queues creates these topics.")
+        java.util.List<String> fanout;
+
+        @Option(names = "--batch", paramLabel = "N",
+            description = "Messages per --fanout operation (default: one per topic).")
+        Integer batch;
+
+        @Option(names = "--fanout-topic", paramLabel = "TOPIC",
+            description = "Send each --fanout operation as one batch to this gateway fan-out topic (e.g. RMQGW_FANOUT).")
+        String fanoutTopic;
+
+        @Option(names = "--destination-property", paramLabel = "NAME", defaultValue = "RMQGW_DESTINATIONS",
+            description = "The user property naming a message's destination with --fanout-topic. Default: ${DEFAULT-VALUE}.")
+        String destinationProperty;
+
         @Override
         BenchSettings.Mode mode() {
             return BenchSettings.Mode.PRODUCE;
+        }
+
+        private BenchSettings.FanoutSends fanoutSends() {
+            if (fanout == null) {
+                if (batch != null || fanoutTopic != null) {
+                    throw usage("--batch and --fanout-topic go with --fanout");
+                }
+                return null;
+            }
+            for (String t : fanout) {
+                if (!NAME.matcher(t).matches()) {
+                    throw usage("--fanout: 1 to 127 characters of a-z A-Z 0-9 _ - % |, was '" + t + "'");
+                }
+            }
+            if (fanoutTopic != null && !NAME.matcher(fanoutTopic).matches()) {
+                throw usage("--fanout-topic: 1 to 127 characters of a-z A-Z 0-9 _ - % |, was '" + fanoutTopic + "'");
+            }
+            if (async) {
+                throw usage("--fanout sends synchronously: drop --async");
+            }
+            int n = batch == null ? fanout.size() : batch;
+            if (n < fanout.size() || n > 1024) {
+                throw usage("--batch: between the number of --fanout topics (" + fanout.size() + ") and 1024, was " + n);
+            }
+            return new BenchSettings.FanoutSends(fanout, n, fanoutTopic, destinationProperty);
         }
 
         @Override
@@ -374,8 +417,7 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             return new BenchSettings(BenchSettings.Mode.PRODUCE, b.namesrv(), b.adminNamesrv(), b.topic(), null,
                 threads("--threads", threads), b.size(), b.warmup(), b.duration(), b.count(), async, window, b.queues(),
                 rate, b.clients(), b.sendTimeout(), b.retries(), 1, 32, 0, Duration.ofSeconds(10), Duration.ZERO, false,
-                b.timeout(),
-                b.label(), b.jsonFile(), b.logDir());
+                fanoutSends(), b.timeout(), b.label(), b.jsonFile(), b.logDir());
         }
 
         private void checkWindowAndRate(boolean async, int window, double rate) {
@@ -464,7 +506,7 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             }
             return new BenchSettings(BenchSettings.Mode.CONSUME, b.namesrv(), b.adminNamesrv(), b.topic(), group, 4,
                 b.size(), b.warmup(), b.duration(), b.count(), false, 1024, b.queues(), 0, b.clients(), b.sendTimeout(),
-                b.retries(), threads("--threads", threads), pullBatch, backlog, idle, work, false, b.timeout(), b.label(),
+                b.retries(), threads("--threads", threads), pullBatch, backlog, idle, work, false, null, b.timeout(), b.label(),
                 b.jsonFile(), b.logDir());
         }
     }
@@ -505,7 +547,7 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             return new BenchSettings(BenchSettings.Mode.LATENCY, b.namesrv(), b.adminNamesrv(), b.topic(), group,
                 threads("--threads", threads), b.size(), b.warmup(), b.duration(), b.count(), false, 1, b.queues(), rate,
                 b.clients(), b.sendTimeout(), b.retries(), threads("--consume-threads", consumeThreads), 32, 0,
-                Duration.ofSeconds(10), Duration.ZERO, !noEndToEnd, b.timeout(), b.label(), b.jsonFile(), b.logDir());
+                Duration.ofSeconds(10), Duration.ZERO, !noEndToEnd, null, b.timeout(), b.label(), b.jsonFile(), b.logDir());
         }
     }
 }

@@ -61,6 +61,12 @@ public record BenchResult(BenchSettings settings, String clientVersion, Instant 
         m.put("window", s.async() ? s.window() : 0);
         m.put("rate", s.rate());
         m.put("clients", s.clients());
+        if (s.fanout() != null) {
+            // throughput and latency count operations: each writes batch messages over the destinations
+            m.put("fanoutDestinations", s.fanout().destinations());
+            m.put("fanoutBatch", s.fanout().batch());
+            m.put("fanoutTopic", s.fanout().viaTopic());
+        }
         if (s.mode() == BenchSettings.Mode.CONSUME) {
             m.put("workMs", s.work().toNanos() / 1e6);
             m.put("receivedPerClient", perClient);
@@ -160,6 +166,11 @@ public record BenchResult(BenchSettings settings, String clientVersion, Instant 
                     sb.append(String.format(Locale.ROOT, ", %,.0f msg/s", s.rate()));
                 }
             }
+        }
+        if (s.fanout() != null) {
+            BenchSettings.FanoutSends f = s.fanout();
+            sb.append(", operations of ").append(f.batch()).append(" messages to ").append(String.join(",", f.destinations()))
+                .append(f.viaTopic() == null ? " (a batch send per topic)" : " (one batch to " + f.viaTopic() + ")");
         }
         sb.append(", ").append(s.size()).append(" B, topic ").append(s.topic()).append(" via ").append(s.namesrv())
             .append(" (client ").append(clientVersion).append(')');

@@ -29,6 +29,7 @@ import java.time.Duration;
  * @param idleTimeout    consume: stop when nothing arrived for this long after the first message
  * @param work           consume: time the listener spends on each message (a sleep), after its receipt; zero: none
  * @param endToEnd       latency: also measure end to end with a push consumer
+ * @param fanout         produce: every operation a batch of messages spread over several topics; null: single sends
  * @param timeout        hard limit of the whole run; the process exits when it passes
  * @param label          free text copied into the summary (the comparison runner names its target)
  * @param jsonFile       the JSON Lines file the summary is appended to; null: none
@@ -38,7 +39,7 @@ public record BenchSettings(Mode mode, String namesrv, String adminNamesrv, Stri
                             int size, Duration warmup, Duration duration, long count, boolean async, int window,
                             int queues, double rate, int clients, Duration sendTimeout, int retries,
                             int consumeThreads, int pullBatch, long backlog, Duration idleTimeout, Duration work,
-                            boolean endToEnd,
+                            boolean endToEnd, FanoutSends fanout,
                             Duration timeout, String label, Path jsonFile, Path logDir) {
 
     /** The three kinds of run. */
@@ -47,6 +48,24 @@ public record BenchSettings(Mode mode, String namesrv, String adminNamesrv, Stri
 
         public String label() {
             return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    /**
+     * Produce operations that each write {@code batch} messages spread round robin over {@code destinations}:
+     * as one batch to the gateway's fan-out topic {@code viaTopic} (each message naming its destination in
+     * {@code destinationProperty}), or, when {@code viaTopic} is null, as one batch send per destination, one
+     * after the other (what a producer does without the gateway). An operation succeeds when every send did.
+     */
+    public record FanoutSends(java.util.List<String> destinations, int batch, String viaTopic,
+                              String destinationProperty) {
+
+        public FanoutSends {
+            destinations = java.util.List.copyOf(destinations);
+            if (destinations.isEmpty() || batch < destinations.size()) {
+                throw new IllegalArgumentException("a fan-out operation needs a destination and at least one message"
+                    + " per destination (" + batch + " messages for " + destinations.size() + " destinations)");
+            }
         }
     }
 
@@ -59,6 +78,6 @@ public record BenchSettings(Mode mode, String namesrv, String adminNamesrv, Stri
     BenchSettings backlogProducer(long n) {
         return new BenchSettings(Mode.PRODUCE, namesrv, adminNamesrv, topic, null, threads, size, Duration.ZERO, null, n,
             true, Math.max(window, 256), queues, 0, 1, sendTimeout, 2, consumeThreads, pullBatch, 0, idleTimeout,
-            Duration.ZERO, false, timeout, label, null, logDir);
+            Duration.ZERO, false, null, timeout, label, null, logDir);
     }
 }

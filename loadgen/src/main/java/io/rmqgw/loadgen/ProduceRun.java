@@ -45,10 +45,17 @@ final class ProduceRun {
     static void prepareTopic(BenchSettings s, String runId, PrintWriter out) throws Exception {
         if (s.queues() > 0) {
             String admin = s.adminNamesrv() != null ? s.adminNamesrv() : s.namesrv();
-            Clients.createTopic(admin, s.topic(), s.queues(), runId, s);
-            out.printf("topic %s created or updated with %d queues through %s%n", s.topic(), s.queues(), admin);
+            for (String topic : topics(s)) {
+                Clients.createTopic(admin, topic, s.queues(), runId, s);
+                out.printf("topic %s created or updated with %d queues through %s%n", topic, s.queues(), admin);
+            }
             out.flush();
         }
+    }
+
+    /** The topics a run writes: its --fanout destinations, else its topic. */
+    private static List<String> topics(BenchSettings s) {
+        return s.fanout() != null ? s.fanout().destinations() : List.of(s.topic());
     }
 
     BenchResult run() throws Exception {
@@ -62,7 +69,9 @@ final class ProduceRun {
                 producers.add(p);
             }
             if (s.queues() > 0) {
-                Clients.awaitRoute(producers.get(0), s.topic(), s.queues(), Duration.ofSeconds(30));
+                for (String topic : topics(s)) {
+                    Clients.awaitRoute(producers.get(0), topic, s.queues(), Duration.ofSeconds(30));
+                }
             }
             return load(producers, startedAt, null);
         } finally {
@@ -145,6 +154,10 @@ final class ProduceRun {
                     }
                     return;
                 }
+                if (s.fanout() != null) {
+                    sendFanout(producer, s.fanout(), body, phase, t0, tally);
+                    continue;
+                }
                 Message m = new Message(s.topic(), body);
                 if (tag != null) {
                     m.putUserProperty(RUN_PROPERTY, tag);
@@ -170,6 +183,47 @@ final class ProduceRun {
             } else {
                 tally.failure(phase, end, "status:" + r.getSendStatus());
             }
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            tally.failure(phase, System.nanoTime(), Clients.reason(e));
+        }
+    }
+
+    /**
+     * One fan-out operation, synchronous: {@code f.batch()} messages over the destinations, as one batch to the
+     * fan-out topic or one batch per destination; it counts as one success when every send stored its messages.
+     */
+    private static void sendFanout(DefaultMQProducer producer, BenchSettings.FanoutSends f, byte[] body,
+                                   Tally.Phase phase, long t0, Tally tally) throws InterruptedException {
+        try {
+            List<List<Message>> sends = new ArrayList<>();
+            if (f.viaTopic() != null) {
+                List<Message> batch = new ArrayList<>(f.batch());
+                for (int i = 0; i < f.batch(); i++) {
+                    Message m = new Message(f.viaTopic(), body);
+                    m.putUserProperty(f.destinationProperty(), f.destinations().get(i % f.destinations().size()));
+                    batch.add(m);
+                }
+                sends.add(batch);
+            } else {
+                for (int d = 0; d < f.destinations().size(); d++) {
+                    List<Message> batch = new ArrayList<>();
+                    for (int i = d; i < f.batch(); i += f.destinations().size()) {
+                        batch.add(new Message(f.destinations().get(d), body));
+                    }
+                    sends.add(batch);
+                }
+            }
+            for (List<Message> batch : sends) {
+                SendResult r = producer.send(batch);
+                if (r.getSendStatus() != SendStatus.SEND_OK) {
+                    tally.failure(phase, System.nanoTime(), "status:" + r.getSendStatus());
+                    return;
+                }
+            }
+            long end = System.nanoTime();
+            tally.success(phase, end, (end - t0) / 1000);
         } catch (InterruptedException e) {
             throw e;
         } catch (Exception e) {

@@ -103,6 +103,19 @@ class BenchCommandTest {
     }
 
     @Test
+    void fanoutOperations() {
+        assertNull(parse("produce").fanout());
+        BenchSettings direct = parse("produce", "--fanout", "a,b,c,d", "--batch", "8");
+        assertEquals(List.of("a", "b", "c", "d"), direct.fanout().destinations());
+        assertEquals(8, direct.fanout().batch());
+        assertNull(direct.fanout().viaTopic());
+        BenchSettings via = parse("produce", "--fanout", "a,b", "--fanout-topic", "RMQGW_FANOUT");
+        assertEquals(2, via.fanout().batch());
+        assertEquals("RMQGW_FANOUT", via.fanout().viaTopic());
+        assertEquals("RMQGW_DESTINATIONS", via.fanout().destinationProperty());
+    }
+
+    @Test
     void badOptionsAreUsageErrors() {
         for (List<String> args : List.of(
             List.of("produce", "--size", "0"),
@@ -122,7 +135,12 @@ class BenchCommandTest {
             List.of("consume", "--count", "5", "--work", "busy"),
             List.of("consume", "--count", "5", "--clients", "0"),
             List.of("consume", "--count", "5", "--clients", "65"),
-            List.of("latency", "--rate", "0"))) {
+            List.of("latency", "--rate", "0"),
+            List.of("produce", "--fanout", "a,b,c", "--batch", "2"),
+            List.of("produce", "--fanout", "a,bad topic"),
+            List.of("produce", "--fanout", "a", "--async"),
+            List.of("produce", "--batch", "8"),
+            List.of("produce", "--fanout-topic", "RMQGW_FANOUT"))) {
             assertThrows(RuntimeException.class, () -> parse(args.toArray(String[]::new)), args.toString());
         }
         ParameterException e = assertThrows(ParameterException.class, () -> parse("produce", "--size", "0"));
