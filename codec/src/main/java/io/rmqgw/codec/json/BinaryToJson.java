@@ -198,6 +198,23 @@ public final class BinaryToJson {
         return true;
     }
 
+    /**
+     * The binary extFields entries in {@code ext[off, off + length)} as JSON object members
+     * ({@code "k":"v","k2":"v2"}, no braces), escaped as {@link #render} writes them; null when an entry's
+     * length runs past the entries. For parts of a header built once and written many times.
+     */
+    public static byte[] members(byte[] ext, int off, int length, boolean zeroIsNull) {
+        byte[] o = new byte[6 * length + 8];
+        int w = entries(ext, off, off + length, o, 0, zeroIsNull);
+        return w < 0 ? null : java.util.Arrays.copyOf(o, w);
+    }
+
+    /** UTF-8 bytes {@code a[off, off + length)} as the inside of a JSON string, escaped as {@link #render} does. */
+    public static byte[] escapedCopy(byte[] a, int off, int length) {
+        byte[] o = new byte[6 * length + 8];
+        return java.util.Arrays.copyOf(o, escaped(a, off, length, o, 0));
+    }
+
     private static int entries(byte[] a, int pos, int end, byte[] o, int w, boolean zeroIsNull) {
         boolean first = true;
         while (pos < end) {

@@ -1,5 +1,7 @@
 package io.rmqgw.codec.message;
 
+import io.netty.util.AsciiString;
+
 /**
  * RocketMQ offset message ids ({@code offsetMsgId}, the {@code msgId} of a send response, what
  * clients compute for every pulled message): uppercase hex of the store host address bytes (4 for
@@ -114,6 +116,32 @@ public final class MessageIds {
         return result == null ? ids : result.toString();
     }
 
+    /**
+     * {@link #rewriteList} done in place on the ASCII bytes {@code ids[from, to)}: each IPv4 offset id of the
+     * comma-separated list gets the store host {@code mapper} maps its own to (same length: only the first 16
+     * hex characters change); everything else is kept. No String is made.
+     */
+    public static void rewriteListInPlace(byte[] ids, int from, int to, StoreHostMapper mapper) {
+        AsciiString view = new AsciiString(ids, false);
+        int start = from;
+        while (start < to) {
+            int end = start;
+            while (end < to && ids[end] != SEPARATOR) {
+                end++;
+            }
+            if (end - start == IPV4_ID_LENGTH && allHex(view, start, end)) {
+                int ip = (int) hex(view, start, start + 8);
+                int port = (int) hex(view, start + 8, start + 16);
+                long mapped = mapper.map(ip, port);
+                if (mapped != StoreHostMapper.UNKNOWN && mapped != StoreHostMapper.pack(ip, port)) {
+                    writeHex(ids, start, StoreHostMapper.ip(mapped) & 0xFFFFFFFFL, 8);
+                    writeHex(ids, start + 8, StoreHostMapper.port(mapped) & 0xFFFFFFFFL, 8);
+                }
+            }
+            start = end + 1;
+        }
+    }
+
     /** The rewritten 32 characters of the valid IPv4 id at {@code from}, or null to keep it. */
     private static char[] rewritten(CharSequence id, int from, StoreHostMapper mapper) {
         int ip = (int) hex(id, from, from + 8);
@@ -160,6 +188,13 @@ public final class MessageIds {
             return c - 'a' + 10;
         }
         return -1;
+    }
+
+    private static void writeHex(byte[] out, int at, long value, int digits) {
+        for (int i = digits - 1; i >= 0; i--) {
+            out[at + i] = (byte) HEX[(int) (value & 0xF)];
+            value >>>= 4;
+        }
     }
 
     private static void writeHex(char[] out, int at, long value, int digits) {

@@ -128,6 +128,31 @@ class MessageIdsTest {
     }
 
     @Test
+    void rewriteListInPlaceMatchesRewriteList() {
+        String a = MessageIds.create(BROKER, 10911, 1L);
+        String b = MessageIds.create(BROKER, 10912, 2L);    // unknown
+        String c = MessageIds.create(BROKER, 10911, 3L);
+        String lower = "0a00000100002a9f00000001abcdef01";
+        Random random = new Random(13);
+        java.util.List<String> lists = new java.util.ArrayList<>(java.util.List.of(a + "," + b + "," + c, a, "",
+            a + ",", "," + a + ",,x," + c, " " + a + "," + c, b + "," + b, lower + "," + a, "x,y"));
+        for (int i = 0; i < 500; i++) {
+            StringBuilder ids = new StringBuilder();
+            for (int j = 0, n = 1 + random.nextInt(8); j < n; j++) {
+                ids.append(j > 0 ? "," : "").append(random.nextInt(4) == 0 ? b : MessageIds.create(BROKER,
+                    random.nextBoolean() ? 10911 : random.nextInt(65536), random.nextLong()));
+            }
+            lists.add(ids.toString());
+        }
+        for (String list : lists) {
+            byte[] bytes = ("<<" + list + ">>").getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+            MessageIds.rewriteListInPlace(bytes, 2, bytes.length - 2, MAPPER);
+            assertEquals("<<" + MessageIds.rewriteList(list, MAPPER) + ">>",
+                new String(bytes, java.nio.charset.StandardCharsets.US_ASCII), list);
+        }
+    }
+
+    @Test
     void storeHostAndOffsetOfOtherShapes() throws Exception {
         assertEquals(StoreHostMapper.UNKNOWN, MessageIds.storeHost("not an id"));
         assertEquals(StoreHostMapper.UNKNOWN, MessageIds.storeHost(null));

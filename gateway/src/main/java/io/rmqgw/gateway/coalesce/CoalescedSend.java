@@ -12,11 +12,14 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  * @param entry owned by this send until its batch is written (then by the batch body)
  */
 record CoalescedSend(RelaySession session, int opaque, int requestCode, SerializeType answerEncoding, ByteBuf entry,
-                     long arrivalNanos, BatchFields fields) {
+                     long arrivalNanos, BatchFields fields, long bornTimestamp) {
 
-    /** Header fields of a SEND_MESSAGE(_V2) that a batch takes from its first message. */
-    record BatchFields(String producerGroup, String defaultTopic, int defaultTopicQueueNums, long bornTimestamp,
-                       int flag, String brokerName) {
+    /**
+     * Header fields of a SEND_MESSAGE(_V2) that a batch takes from its first message, besides its born
+     * timestamp: usually the same for every send of a queue, so a queue's batch headers share them.
+     */
+    record BatchFields(String producerGroup, String defaultTopic, int defaultTopicQueueNums, int flag,
+                       String brokerName) {
     }
 
     int bytes() {

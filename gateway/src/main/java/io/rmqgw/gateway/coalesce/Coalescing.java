@@ -1,6 +1,7 @@
 package io.rmqgw.gateway.coalesce;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
@@ -10,8 +11,9 @@ import io.rmqgw.codec.frame.RemotingHeader;
 import io.rmqgw.codec.header.CommandHeader;
 import io.rmqgw.codec.header.HeaderTranscoder;
 import io.rmqgw.codec.header.SendRequestHeader;
+import io.rmqgw.codec.header.SendResponseHeader;
+import io.rmqgw.codec.header.SendResponseTemplate;
 import io.rmqgw.codec.message.BatchBody;
-import io.rmqgw.codec.message.MessageIds;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.config.CoalescingConfig;
 import io.rmqgw.gateway.relay.RelayContext;
@@ -22,7 +24,6 @@ import io.rmqgw.gateway.upstream.UpstreamPool;
 import io.rmqgw.metrics.GatewayMetrics;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -30,6 +31,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
@@ -39,14 +41,14 @@ import org.slf4j.LoggerFactory;
 /**
  * Server-side coalescing of small sends, one per gateway. Single sends to the configured topics, from
  * any client connections on one broker's listener, are grouped by queue ({@link QueueBatcher}) and go to
- * the broker on the gateway's pooled connection as SEND_BATCH_MESSAGE, the gateway's own opaque; each
- * client then gets its own answer (its own offsetMsgId, queue offset = the batch's base + its index, its
- * own opaque, in its header encoding), or the batch's error.
+ * the broker on the gateway's pooled connection as SEND_BATCH_MESSAGE, the gateway's own opaque, up to
+ * {@code max-in-flight} batches per queue at once, written in the order they were taken; each client then gets
+ * its own answer (its own offsetMsgId, queue offset = the batch's base + its index, its own opaque, in its
+ * header encoding, made from one {@link SendResponseTemplate} per batch), or the batch's error.
  */
 public final class Coalescing {
 
     private static final Logger log = LoggerFactory.getLogger(Coalescing.class);
-    private static final String DEFAULT_TOPIC = "TBW102";
     private static final int DEFAULT_TOPIC_QUEUE_NUMS = 4;
     /** Sends one queue may hold waiting, in batches of max-messages. */
     static final int WAITING_BATCHES = 16;
@@ -61,7 +63,7 @@ public final class Coalescing {
     private final UpstreamPool pool;
     private final StoreHostMapper storeHosts;
     private final GatewayMetrics metrics;
-    private final Map<QueueKey, QueueBatcher<CoalescedSend>> queues = new ConcurrentHashMap<>();
+    private final Map<QueueKey, Lane> lanes = new ConcurrentHashMap<>();
 
     public Coalescing(CoalescingConfig settings, RelayContext context, UpstreamPool pool, StoreHostMapper storeHosts) {
         this.context = context;
@@ -74,8 +76,9 @@ public final class Coalescing {
     /** Applies reloaded settings to every later send (batches already taken keep theirs). */
     public void settings(CoalescingConfig next) {
         apply(next);
-        log.info("coalescing {}: topics {}, max {} messages, {} bytes, idle queues wait {} ms", next.enabled() ? "on" : "off",
-            next.topics(), next.maxMessages(), next.maxBytes(), next.maxDelay().toMillis());
+        log.info("coalescing {}: topics {}, max {} messages, {} bytes, {} requests in flight per queue, idle queues "
+            + "wait {} ms", next.enabled() ? "on" : "off", next.topics(), next.maxMessages(), next.maxBytes(),
+            next.maxInFlight(), next.maxDelay().toMillis());
     }
 
     private void apply(CoalescingConfig next) {
@@ -132,90 +135,113 @@ public final class Coalescing {
         CoalescedSend send = new CoalescedSend(session, request.opaque(), request.code(),
             session.answerEncoding(request.encoding()), entry, now, new CoalescedSend.BatchFields(
                 header.producerGroup(), header.defaultTopic(),
-                queueNums == CommandHeader.ABSENT_INT ? DEFAULT_TOPIC_QUEUE_NUMS : queueNums,
-                born == CommandHeader.ABSENT_LONG ? System.currentTimeMillis() : born, flag, header.brokerName()));
+                queueNums == CommandHeader.ABSENT_INT ? DEFAULT_TOPIC_QUEUE_NUMS : queueNums, flag, header.brokerName()),
+            born == CommandHeader.ABSENT_LONG ? System.currentTimeMillis() : born);
         request.release();
         QueueKey key = new QueueKey(brokerAddress, header.topic(), header.queueId());
-        QueueBatcher<CoalescedSend> queue = queues.computeIfAbsent(key,
-            k -> new QueueBatcher<>(CoalescedSend::bytes));
-        QueueBatcher.Offered<CoalescedSend> offered = queue.offer(send, limits(s));
-        if (offered == null) {
+        Lane lane = lanes.computeIfAbsent(key, k -> new Lane(k, pool.broker(k.brokerAddress())));
+        QueueBatcher.Offer offer = lane.batcher.offer(send, limits(s));
+        if (offer == QueueBatcher.Offer.REFUSED) {
             entry.release();
             metrics.coalesceSend("busy");
             session.answerLocally(Frames.errorResponse(session.client().alloc(), send.opaque(), send.answerEncoding(),
-                RemotingSysResponseCode.SYSTEM_BUSY, "[COALESCING] " + queue.waiting() + " sends already wait for "
+                RemotingSysResponseCode.SYSTEM_BUSY, "[COALESCING] " + lane.batcher.waiting() + " sends already wait for "
                     + key.topic() + " queue " + key.queueId() + " at broker " + brokerAddress + "; retry later"));
             return true;
         }
-        metrics.coalesceSend("coalesced");
-        if (!offered.now().isEmpty()) {
-            send(key, queue, offered.now());
-        } else if (offered.linger()) {
+        if (offer == QueueBatcher.Offer.DRAIN) {
+            lane.drainSoon();
+        } else if (offer == QueueBatcher.Offer.LINGER) {
             try {
-                pool.broker(key.brokerAddress()).eventLoop().schedule(() -> sendNext(key, queue),
-                    s.maxDelay().toNanos(), TimeUnit.NANOSECONDS);
+                lane.loop().schedule(lane::lingerEnded, s.maxDelay().toNanos(), TimeUnit.NANOSECONDS);
             } catch (RejectedExecutionException e) {
-                sendNext(key, queue); // the gateway is stopping: at once (the pool answers it)
+                lane.lingerEnded(); // the gateway is stopping: at once (the pool answers it)
             }
         }
+        metrics.coalesceSend("coalesced"); // after the drain is asked for: a test that saw the count sees its order
         return true;
     }
 
     private static QueueBatcher.Limits limits(CoalescingConfig s) {
         return new QueueBatcher.Limits(s.maxMessages(), s.maxBytes(), s.maxDelay().toNanos(),
-            s.maxMessages() * WAITING_BATCHES);
+            s.maxMessages() * WAITING_BATCHES, s.maxInFlight());
     }
 
-    // ---------------------------------------------------------------- the batch request
+    /**
+     * One broker queue's sends and the pooled connection its batches go on. Batches are taken and written on
+     * that connection's event loop only, so they reach the broker in the order they were taken; the loop also
+     * owns {@link #shared}.
+     */
+    private final class Lane {
+        final QueueKey key;
+        final UpstreamConnection connection;
+        final QueueBatcher<CoalescedSend> batcher = new QueueBatcher<>(CoalescedSend::bytes);
+        private final Runnable drain = this::drain;
+        /** The header fields the latest batch shared with earlier ones (owned by the loop). */
+        private BatchRequestFields.Shared shared;
 
-    private void send(QueueKey key, QueueBatcher<CoalescedSend> queue, List<CoalescedSend> batch) {
-        long sent = System.nanoTime();
-        CompositeByteBuf body = batch.get(0).session().client().alloc().compositeBuffer(batch.size());
-        for (CoalescedSend s : batch) {
-            body.addComponent(true, s.entry());
-            metrics.coalesceDelay(sent - s.arrivalNanos());
+        Lane(QueueKey key, UpstreamConnection connection) {
+            this.key = key;
+            this.connection = connection;
         }
-        UpstreamConnection connection = pool.broker(key.brokerAddress());
-        connection.request(RequestCode.SEND_BATCH_MESSAGE, header(key, batch.get(0).fields()), body,
-                context.upstream().requestTimeoutNanos(), connection.eventLoop())
-            .addListener((Future<RemotingFrame> f) -> answered(key, queue, batch, sent, f));
+
+        EventLoop loop() {
+            return connection.eventLoop();
+        }
+
+        /** Has the waiting sends taken on the connection's loop: now when already there. */
+        void drainSoon() {
+            EventLoop loop = loop();
+            if (loop.inEventLoop()) {
+                drain();
+                return;
+            }
+            try {
+                loop.execute(drain);
+            } catch (RejectedExecutionException e) {
+                drain(); // the gateway is stopping: the pool answers each batch CLOSED
+            }
+        }
+
+        void lingerEnded() {
+            batcher.lingerEnded();
+            drain();
+        }
+
+        /** On the loop: sends batches while sends wait and a slot is free, each written before the next is taken. */
+        void drain() {
+            QueueBatcher.Limits limits = limits(settings);
+            for (List<CoalescedSend> batch = batcher.take(limits); !batch.isEmpty(); batch = batcher.take(limits)) {
+                send(batch);
+            }
+        }
+
+        private void send(List<CoalescedSend> batch) {
+            long sent = System.nanoTime();
+            CoalescedSend first = batch.get(0);
+            CompositeByteBuf body = first.session().client().alloc().compositeBuffer(batch.size());
+            for (CoalescedSend s : batch) {
+                body.addComponent(true, s.entry());
+                metrics.coalesceDelay(sent - s.arrivalNanos());
+            }
+            BatchRequestFields.Shared fields = shared;
+            if (fields == null || !fields.fits(first.fields())) {
+                fields = new BatchRequestFields.Shared(key.topic(), key.queueId(), first.fields());
+                shared = fields;
+            }
+            connection.request(RequestCode.SEND_BATCH_MESSAGE, new BatchRequestFields(fields, first.bornTimestamp()),
+                    body, context.upstream().requestTimeoutNanos(), connection.eventLoop())
+                .addListener((Future<RemotingFrame> f) -> answered(this, batch, sent, f));
+        }
     }
 
-    /** SendMessageRequestHeaderV2 of a batch: the queue, and the first message's producer group and born time. */
-    private static Map<String, String> header(QueueKey key, CoalescedSend.BatchFields first) {
-        Map<String, String> ext = new LinkedHashMap<>();
-        if (first.producerGroup() != null) {
-            ext.put("a", first.producerGroup());
-        }
-        ext.put("b", key.topic());
-        ext.put("c", first.defaultTopic() == null ? DEFAULT_TOPIC : first.defaultTopic());
-        ext.put("d", Integer.toString(first.defaultTopicQueueNums()));
-        ext.put("e", Integer.toString(key.queueId()));
-        ext.put("f", "0");
-        ext.put("g", Long.toString(first.bornTimestamp()));
-        ext.put("h", Integer.toString(first.flag()));
-        // no batch properties: nothing is appended to the messages' own, and WAIT is absent (true)
-        ext.put("j", "0");
-        ext.put("k", "false");
-        ext.put("m", "true");
-        if (first.brokerName() != null) {
-            ext.put("n", first.brokerName());
-        }
-        return ext;
-    }
+    // ---------------------------------------------------------------- answers
 
-    /** The queue's request was answered or its linger ended: the sends waiting go now. */
-    private void sendNext(QueueKey key, QueueBatcher<CoalescedSend> queue) {
-        List<CoalescedSend> next = queue.answered(limits(settings));
-        if (!next.isEmpty()) {
-            send(key, queue, next);
-        }
-    }
-
-    private void answered(QueueKey key, QueueBatcher<CoalescedSend> queue, List<CoalescedSend> batch, long sent,
-                          Future<RemotingFrame> f) {
-        // the next batch first: the queue's turn is over once the broker answered
-        sendNext(key, queue);
+    private void answered(Lane lane, List<CoalescedSend> batch, long sent, Future<RemotingFrame> f) {
+        // the next batch first: the request's slot is free once the broker answered
+        lane.batcher.answered();
+        lane.drain();
+        QueueKey key = lane.key;
         long received = System.nanoTime();
         if (!f.isSuccess()) {
             Throwable cause = f.cause();
@@ -229,7 +255,7 @@ public final class Coalescing {
         try {
             CommandHeader header = HeaderTranscoder.decodeResponse(response, RequestCode.SEND_BATCH_MESSAGE);
             try {
-                deliver(key, batch, response.code(), header, sent, received);
+                deliver(key, batch, response.code(), (SendResponseHeader) header, sent, received);
             } finally {
                 header.release();
             }
@@ -244,7 +270,7 @@ public final class Coalescing {
         }
     }
 
-    private void deliver(QueueKey key, List<CoalescedSend> batch, int code, CommandHeader header, long sent,
+    private void deliver(QueueKey key, List<CoalescedSend> batch, int code, SendResponseHeader header, long sent,
                          long received) {
         if (!stores(code)) {
             metrics.coalesceBatch("refused", batch.size());
@@ -252,38 +278,25 @@ public final class Coalescing {
             failAll(batch, code, (remark == null ? "" : remark) + " (" + describe(batch) + "; none was stored)");
             return;
         }
-        String ids = header.get("msgId");
-        String[] each = ids == null || ids.isEmpty() ? new String[0] : ids.split(",");
-        String offset = header.get("queueOffset");
-        long base;
-        try {
-            base = offset == null ? -1 : Long.parseLong(offset);
-        } catch (NumberFormatException e) {
-            base = -1;
-        }
-        if (each.length != batch.size() || base < 0) {
+        SendResponseTemplate answers = SendResponseTemplate.of(code, header, storeHosts);
+        if (answers.count() != batch.size() || answers.baseOffset() < 0) {
             // stored, but the answer cannot be split: say so instead of inventing ids
+            String offset = header.get("queueOffset");
             log.warn("coalesced batch to {} {} queue {}: {} messages stored, answer has {} ids and queue offset {}",
-                key.brokerAddress(), key.topic(), key.queueId(), batch.size(), each.length, offset);
+                key.brokerAddress(), key.topic(), key.queueId(), batch.size(), answers.count(), offset);
             metrics.coalesceBatch("stored", batch.size());
             failAll(batch, RemotingSysResponseCode.SYSTEM_ERROR, "broker " + key.brokerAddress() + " stored "
-                + describe(batch) + " but answered " + each.length + " ids and queue offset " + offset
+                + describe(batch) + " but answered " + answers.count() + " ids and queue offset " + offset
                 + " (the message may be stored: deduplicate by its unique key)");
             return;
         }
         metrics.coalesceBatch("stored", batch.size());
-        Map<String, String> fields = header.extFields();
-        Map<String, String> common = fields == null ? new LinkedHashMap<>() : fields;
-        common.remove("batchUniqId");
-        String remark = header.remark();
         long now = System.nanoTime();
         Map<EventLoop, List<Answer>> byLoop = new IdentityHashMap<>();
         for (int i = 0; i < batch.size(); i++) {
             CoalescedSend s = batch.get(i);
-            Map<String, String> ext = new LinkedHashMap<>(common);
-            ext.put("msgId", MessageIds.rewrite(each[i].trim(), storeHosts));
-            ext.put("queueOffset", Long.toString(base + i));
-            add(byLoop, s, RemotingHeader.response(s.opaque(), code, remark).withExtFields(ext));
+            int index = i;
+            add(byLoop, s, alloc -> answers.encode(alloc, s.answerEncoding(), s.opaque(), index));
             metrics.requestCompleted(s.requestCode(), code, (sent - s.arrivalNanos()) + (now - received),
                 received - sent);
         }
@@ -294,7 +307,8 @@ public final class Coalescing {
         Map<EventLoop, List<Answer>> byLoop = new IdentityHashMap<>();
         for (CoalescedSend s : batch) {
             metrics.requestAnswered(s.requestCode(), code);
-            add(byLoop, s, RemotingHeader.response(s.opaque(), code, remark));
+            add(byLoop, s, alloc -> Frames.encode(alloc, RemotingHeader.response(s.opaque(), code, remark),
+                s.answerEncoding(), null));
         }
         handOff(byLoop);
     }
@@ -308,13 +322,15 @@ public final class Coalescing {
         return "a coalesced batch of " + batch.size() + (batch.size() == 1 ? " send" : " sends");
     }
 
-    private static void add(Map<EventLoop, List<Answer>> byLoop, CoalescedSend s, RemotingHeader header) {
+    /** Encodes {@code s}'s answer with its client's allocator, to be handed to its client's loop. */
+    private static void add(Map<EventLoop, List<Answer>> byLoop, CoalescedSend s,
+                            Function<ByteBufAllocator, ByteBuf> answer) {
         EventLoop loop = s.session().client().eventLoop();
         if (loop.isShuttingDown()) {
             return; // the gateway stopped past its drain: the client's connection is gone with its loop
         }
         byLoop.computeIfAbsent(loop, l -> new ArrayList<>()).add(new Answer(s.session(),
-            Frames.encode(s.session().client().alloc(), header, s.answerEncoding(), null)));
+            answer.apply(s.session().client().alloc())));
     }
 
     /** One task per client event loop for a batch's answers, not one per answer: fewer thread hops. */

@@ -6,75 +6,78 @@ import java.util.List;
 import java.util.function.ToIntFunction;
 
 /**
- * The sends of one broker queue waiting to be coalesced: "Nagle off, batch while busy". At most one
- * request per queue is in flight. A send that finds the queue idle goes at once, alone (no added delay at
- * low load), unless a linger is set: then it waits that long for company, as if a request were in flight.
- * Sends arriving while a request is in flight (or during the linger) wait, and when it is answered (or the
- * linger ends) the waiting ones go together, in arrival order, as the next request (up to the limits; the
- * rest wait for the one after). Nothing else splits a batch: a slow broker answer makes batches larger, not
- * smaller.
+ * The sends of one broker queue waiting to be coalesced: "Nagle off, batch while busy". At most
+ * {@code maxInFlight} requests per queue are in flight. A send that finds a request slot free asks for a
+ * drain ({@link Offer#DRAIN}); the drain, on the sending thread, takes the sends waiting by then as one batch
+ * (so sends arriving while the drain is on its way go with it). Sends arriving while every slot is taken wait,
+ * and when a request is answered the waiting ones go together, in arrival order, as the next request (up to
+ * the limits; the rest wait for the one after). With a linger set, a send to an idle queue (nothing in flight)
+ * waits that long for company instead ({@link Offer#LINGER}). Nothing else splits a batch: a slow broker answer
+ * makes batches larger, not smaller.
  *
- * <p>Because one request per queue is in flight and each takes a prefix of the waiting sends in arrival
- * order, a later batch never overtakes an earlier one and one connection's sends to the queue are stored
- * in the order they were read. Thread-safe: client connections on any event loop offer, the pooled
- * connection's loop reports answers; the lock is held only to move items, never while sending.
+ * <p>Order: each batch is a prefix of the sends waiting, in arrival order, so the batches taken, one after
+ * the other, hold the sends in the order they were offered. The caller takes and writes batches on one
+ * thread (the pooled connection's event loop), so they reach the connection in the order they were taken.
+ * Thread-safe: client connections on any event loop offer; the lock is held only to move items, never while
+ * sending.
  *
  * @param <T> a waiting send
  */
 final class QueueBatcher<T> {
 
     /** The limits a batch is taken with; {@code lingerNanos} 0: an idle queue sends at once. */
-    record Limits(int maxMessages, int maxBytes, long lingerNanos, int maxWaiting) {
+    record Limits(int maxMessages, int maxBytes, long lingerNanos, int maxWaiting, int maxInFlight) {
     }
 
-    /**
-     * What an offer asks of the caller: send {@code now} (may be empty), and when {@code linger} is set,
-     * call {@link #answered} after the linger (the send opened a linger window and waits in it).
-     */
-    record Offered<T>(List<T> now, boolean linger) {
+    /** What an offer asks of the caller. */
+    enum Offer {
+        /** Not taken: {@code maxWaiting} sends already wait; the caller refuses it. */
+        REFUSED,
+        /** Taken; it waits for a request slot or for a drain or linger already on its way: nothing to do. */
+        WAITS,
+        /** Taken, and a slot is free: the caller has {@link #take} called on the sending thread (a drain). */
+        DRAIN,
+        /** Taken into a linger it opened: after the linger the caller calls {@link #lingerEnded}, then drains. */
+        LINGER
     }
 
     private final ToIntFunction<T> bytes;
     private final ArrayDeque<T> waiting = new ArrayDeque<>();
-    private boolean inFlight;
+    private int inFlight;
+    /** A drain was asked for and has not run yet: later sends wait for it instead of asking again. */
+    private boolean drainOwed;
+    private boolean lingering;
 
     QueueBatcher(ToIntFunction<T> bytes) {
         this.bytes = bytes;
     }
 
-    /**
-     * Takes {@code send}. Returns what the caller must send now (a request is then in flight for the caller
-     * to report with {@link #answered}): {@code send} alone when the queue was idle; nothing when it waits
-     * (behind the request in flight, or in the linger it opened: {@code linger} set); null when
-     * {@code limits.maxWaiting()} sends already wait (the caller refuses it, nothing taken).
-     */
-    synchronized Offered<T> offer(T send, Limits limits) {
-        if (!inFlight) {
-            // invariant: nothing waits while nothing is in flight (a linger counts as in flight)
-            inFlight = true;
-            if (limits.lingerNanos() > 0) {
-                waiting.add(send);
-                return new Offered<>(List.of(), true);
-            }
-            return new Offered<>(List.of(send), false);
-        }
+    /** Takes {@code send} (or refuses it) and says what the caller must do; see {@link Offer}. */
+    synchronized Offer offer(T send, Limits limits) {
         if (waiting.size() >= limits.maxWaiting()) {
-            return null;
+            return Offer.REFUSED;
         }
         waiting.add(send);
-        return new Offered<>(List.of(), false);
+        // invariant: while sends wait and a slot is free, a drain or a linger is on its way
+        if (drainOwed || lingering || inFlight >= limits.maxInFlight()) {
+            return Offer.WAITS;
+        }
+        if (inFlight == 0 && limits.lingerNanos() > 0) {
+            lingering = true;
+            return Offer.LINGER;
+        }
+        drainOwed = true;
+        return Offer.DRAIN;
     }
 
     /**
-     * The request in flight was answered (or failed), or the linger ended. Returns the next batch to send (a
-     * request is in flight again), or an empty list when nothing waits (the queue is idle).
+     * A drain, on the sending thread: the next batch to send now (a request slot is then taken, to be given
+     * back with {@link #answered}), or an empty list when nothing waits or no slot is free. The caller sends
+     * each batch before taking the next, until this returns empty.
      */
-    synchronized List<T> answered(Limits limits) {
-        if (!inFlight) {
-            throw new IllegalStateException("no request in flight");
-        }
-        if (waiting.isEmpty()) {
-            inFlight = false;
+    synchronized List<T> take(Limits limits) {
+        drainOwed = false;
+        if (lingering || waiting.isEmpty() || inFlight >= limits.maxInFlight()) {
             return List.of();
         }
         T first = waiting.poll();
@@ -82,13 +85,31 @@ final class QueueBatcher<T> {
         batch.add(first);
         long size = bytes.applyAsInt(first);
         for (T next = waiting.peek(); next != null && batch.size() < limits.maxMessages(); next = waiting.peek()) {
-            if (size + bytes.applyAsInt(next) > limits.maxBytes()) {
+            int b = bytes.applyAsInt(next);
+            if (size + b > limits.maxBytes()) {
                 break;
             }
-            size += bytes.applyAsInt(next);
+            size += b;
             batch.add(waiting.poll());
         }
+        inFlight++;
         return batch;
+    }
+
+    /** A request of this queue was answered (or failed): its slot is free. The caller then drains. */
+    synchronized void answered() {
+        if (inFlight == 0) {
+            throw new IllegalStateException("no request in flight");
+        }
+        inFlight--;
+    }
+
+    /** The linger ended: the sends waiting may go. The caller then drains. */
+    synchronized void lingerEnded() {
+        if (!lingering) {
+            throw new IllegalStateException("no linger running");
+        }
+        lingering = false;
     }
 
     /** Sends waiting (not in flight). */
@@ -96,8 +117,8 @@ final class QueueBatcher<T> {
         return waiting.size();
     }
 
-    /** Whether a request of this queue is in flight. */
-    synchronized boolean inFlight() {
+    /** Requests of this queue in flight. */
+    synchronized int inFlight() {
         return inFlight;
     }
 }

@@ -431,6 +431,7 @@ public final class ConfigLoader {
         coalescing.put("max-messages", config.coalescing().maxMessages());
         coalescing.put("max-bytes", config.coalescing().maxBytes());
         coalescing.put("max-delay", formatDuration(config.coalescing().maxDelay()));
+        coalescing.put("max-in-flight", config.coalescing().maxInFlight());
         try {
             return MAPPER.writeValueAsString(root);
         } catch (IOException e) {

@@ -25,20 +25,23 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Coalescing through a real gateway in front of a scripted broker that holds its answers: sends that arrive
- * while a batch is in flight go together once it is answered, each client gets its own id, offset and opaque in
- * its own header encoding, and an error answer or a lost connection reaches every send of its batch.
+ * while a queue's batches are in flight go together once one is answered, up to max-in-flight batches of a queue
+ * go out at once on one connection in order, each client gets its own id, offset and opaque in its own header
+ * encoding, and an error answer or a lost connection reaches every send of its batch.
  */
 class CoalescingRelayTest {
 
     private static final String TOPIC = "Orders";
     private static final Duration WAIT = Duration.ofSeconds(10);
+    /** One batch per queue at a time: the next waits for the answer to the previous. */
+    private static final CoalescingConfig ONE_IN_FLIGHT = new CoalescingConfig(List.of(TOPIC), null, null, null, 1);
 
     private BrokerBehindGateway b;
     private GatewayMetrics metrics;
 
     @BeforeEach
     void start() throws Exception {
-        b = BrokerBehindGateway.start(o -> o.coalescing(CoalescingConfig.of(TOPIC)));
+        b = BrokerBehindGateway.start(o -> o.coalescing(ONE_IN_FLIGHT));
         // the broker holds every batch: the test answers them itself
         b.answers.set(f -> f.code() == RequestCode.SEND_BATCH_MESSAGE ? null : BrokerBehindGateway.SUCCESS_IN_KIND.apply(f));
         metrics = b.gateway.metrics();
@@ -50,9 +53,13 @@ class CoalescingRelayTest {
     }
 
     private static byte[] send(int opaque, SerializeType type, String key, String extraProperties) {
+        return send(opaque, type, key, extraProperties, 2);
+    }
+
+    private static byte[] send(int opaque, SerializeType type, String key, String extraProperties, int queueId) {
         String props = "KEYS\u0001" + key + "\u0002UNIQ_KEY\u0001U" + key + "\u0002WAIT\u0001true\u0002" + extraProperties;
         return Wire.request(RequestCode.SEND_MESSAGE_V2).opaque(opaque).type(type).ext("a", "pg").ext("b", TOPIC)
-            .ext("c", "TBW102").ext("d", "4").ext("e", "2").ext("f", "0").ext("g", "1700000000000").ext("h", "0")
+            .ext("c", "TBW102").ext("d", "4").ext("e", Integer.toString(queueId)).ext("f", "0").ext("g", "1700000000000").ext("h", "0")
             .ext("i", props).ext("j", "0").ext("k", "false").body("body of " + key).bytes();
     }
 
@@ -133,6 +140,58 @@ class CoalescingRelayTest {
         assertEquals(2, metrics.coalesceBatchCount());
         assertEquals(3.0, metrics.coalesceBatchMessagesTotal());
         assertEquals(2.0, metrics.coalesceBatchesCount("stored"));
+    }
+
+    @Test
+    void upToMaxInFlightBatchesOfAQueueGoAtOnceOnOneConnectionInOrderAnsweredInAnyOrder() throws Exception {
+        io.rmqgw.gateway.Gateway gw = b.gateway.gateway();
+        ReloadResult two = gw.reload(gw.config().withCoalescing(new CoalescingConfig(List.of(TOPIC), null, null, null, 2)));
+        assertEquals(List.of("coalescing"), two.applied(), "max-in-flight is reloaded");
+        try (RawClient a = b.connect(); RawClient c1 = b.connect(); RawClient c2 = b.connect();
+             RawClient other = b.connect()) {
+            a.send(send(1, SerializeType.ROCKETMQ, "a", ""));
+            ScriptedPeer.Received first = nextBatch();
+            c1.send(send(2, SerializeType.JSON, "b", ""));
+            ScriptedPeer.Received second = nextBatch();
+            assertEquals(List.of("b"), keys(second.frame()), "a second slot: b does not wait for a's answer");
+            assertEquals(first.connection().id(), second.connection().id(), "the one pooled connection to the broker");
+            assertTrue(second.frame().opaque() > first.frame().opaque(), "written in the order taken");
+
+            c2.send(send(3, SerializeType.ROCKETMQ, "c", ""));
+            awaitTaken(3);
+            // queue 3 has a lane of its own on the same connection and event loop: had c gone, it would be first
+            other.send(send(4, SerializeType.ROCKETMQ, "d", "", 3));
+            ScriptedPeer.Received queue3 = nextBatch();
+            assertEquals(List.of("d"), keys(queue3.frame()), "c waits: both slots of queue 2 are taken");
+            assertEquals("3", queue3.frame().ext().get("e"));
+            answer(queue3, Wire.response(Wire.SUCCESS, queue3.frame().opaque()).ext("msgId", brokerId(4000))
+                .ext("queueId", "3").ext("queueOffset", "40").bytes());
+            assertEquals("40", other.read().ext().get("queueOffset"));
+
+            // the broker answers the second batch first (several send threads): its slot goes to c
+            answer(second, Wire.response(Wire.SUCCESS, second.frame().opaque()).ext("msgId", brokerId(2000))
+                .ext("queueId", "2").ext("queueOffset", "200").bytes());
+            Wire.Frame toB = c1.read();
+            assertEquals(SerializeType.JSON, toB.serializeType());
+            assertEquals(2, toB.opaque());
+            assertEquals(gatewayId(2000), toB.ext().get("msgId"));
+            ScriptedPeer.Received third = nextBatch();
+            assertEquals(List.of("c"), keys(third.frame()));
+            assertTrue(third.frame().opaque() > second.frame().opaque());
+
+            answer(first, Wire.response(Wire.SUCCESS, first.frame().opaque()).ext("msgId", brokerId(1000))
+                .ext("queueId", "2").ext("queueOffset", "100").bytes());
+            Wire.Frame toA = a.read();
+            assertEquals(1, toA.opaque());
+            assertEquals("100", toA.ext().get("queueOffset"));
+            answer(third, Wire.response(Wire.SUCCESS, third.frame().opaque()).ext("msgId", brokerId(3000))
+                .ext("queueId", "2").ext("queueOffset", "300").bytes());
+            Wire.Frame toC = c2.read();
+            assertEquals(3, toC.opaque());
+            assertEquals(gatewayId(3000), toC.ext().get("msgId"));
+            assertEquals("300", toC.ext().get("queueOffset"));
+        }
+        assertEquals(4.0, metrics.coalesceBatchesCount("stored"));
     }
 
     @Test

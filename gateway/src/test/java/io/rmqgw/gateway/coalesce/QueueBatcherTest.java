@@ -2,157 +2,228 @@ package io.rmqgw.gateway.coalesce;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.gateway.coalesce.QueueBatcher.Offer;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
-/** "Nagle off, batch while busy": one request per queue in flight, the waiting ones go next, in arrival order. */
+/**
+ * "Nagle off, batch while busy": up to max-in-flight requests per queue, a free slot asks for a drain, the
+ * waiting sends go next, in arrival order.
+ */
 class QueueBatcherTest {
 
-    /** A waiting send: who sent it, its sequence on that sender, its bytes and when it arrived. */
-    record Send(int sender, int seq, int bytes, long arrival) {
+    /** A waiting send: who sent it, its sequence on that sender, its bytes. */
+    record Send(int sender, int seq, int bytes) {
     }
 
-    private static final QueueBatcher.Limits LIMITS = new QueueBatcher.Limits(3, 1000, 0, 5);
+    /** max 3 messages, 1000 bytes, no linger, 5 waiting, 1 in flight. */
+    private static final QueueBatcher.Limits ONE = new QueueBatcher.Limits(3, 1000, 0, 5, 1);
+    private static final QueueBatcher.Limits TWO = new QueueBatcher.Limits(3, 1000, 0, 5, 2);
 
     private static QueueBatcher<Send> batcher() {
         return new QueueBatcher<>(Send::bytes);
     }
 
-    /** What the caller must send now ({@link QueueBatcher#offer} not refused, no linger). */
-    private static List<Send> offer(QueueBatcher<Send> q, Send s, QueueBatcher.Limits limits) {
-        QueueBatcher.Offered<Send> o = q.offer(s, limits);
-        assertFalse(o.linger());
-        return o.now();
+    private static Send send(int sender) {
+        return new Send(sender, 0, 10);
     }
 
     @Test
-    void anIdleQueueSendsAtOnceAlone() {
+    void anIdleQueueAsksForADrainWhichTakesTheSendAlone() {
         QueueBatcher<Send> q = batcher();
-        Send s = new Send(0, 0, 10, 0);
-        assertEquals(List.of(s), offer(q, s, LIMITS), "no added delay when nothing is in flight");
-        assertTrue(q.inFlight());
-        assertEquals(List.of(), q.answered(LIMITS), "nothing waited");
-        assertFalse(q.inFlight(), "idle again");
-        Send t = new Send(0, 1, 10, 5);
-        assertEquals(List.of(t), offer(q, t, LIMITS));
+        Send s = send(0);
+        assertEquals(Offer.DRAIN, q.offer(s, ONE), "no added delay when nothing is in flight");
+        assertEquals(List.of(s), q.take(ONE));
+        assertEquals(1, q.inFlight());
+        assertEquals(List.of(), q.take(ONE), "the one slot is taken");
+        q.answered();
+        assertEquals(List.of(), q.take(ONE), "nothing waited");
+        assertEquals(0, q.inFlight(), "idle again");
+        assertEquals(Offer.DRAIN, q.offer(send(1), ONE));
     }
 
     @Test
-    void sendsArrivingWhileOneIsInFlightGoTogetherInArrivalOrderWhenItIsAnswered() {
+    void sendsArrivingWhileTheDrainIsOnItsWayGoWithItInArrivalOrder() {
         QueueBatcher<Send> q = batcher();
-        q.offer(new Send(0, 0, 10, 0), LIMITS);
-        Send a = new Send(1, 0, 10, 1);
-        Send b = new Send(2, 0, 10, 2);
-        assertEquals(List.of(), offer(q, a, LIMITS));
-        assertEquals(List.of(), offer(q, b, LIMITS));
-        assertEquals(2, q.waiting());
-        assertEquals(List.of(a, b), q.answered(LIMITS));
-        assertTrue(q.inFlight(), "the batch is in flight now");
-        assertEquals(List.of(), q.answered(LIMITS));
+        Send a = send(0);
+        Send b = send(1);
+        Send c = send(2);
+        assertEquals(Offer.DRAIN, q.offer(a, TWO));
+        assertEquals(Offer.WAITS, q.offer(b, TWO), "one drain is enough");
+        assertEquals(Offer.WAITS, q.offer(c, TWO));
+        assertEquals(List.of(a, b, c), q.take(TWO));
+        assertEquals(List.of(), q.take(TWO));
+    }
+
+    @Test
+    void upToMaxInFlightBatchesAtOnceTheRestWaitForAnAnswer() {
+        QueueBatcher<Send> q = batcher();
+        Send a = send(0);
+        Send b = send(1);
+        assertEquals(Offer.DRAIN, q.offer(a, TWO));
+        assertEquals(List.of(a), q.take(TWO));
+        assertEquals(Offer.DRAIN, q.offer(b, TWO), "a slot is free: b need not wait for a's answer");
+        assertEquals(List.of(b), q.take(TWO));
+        assertEquals(2, q.inFlight());
+        Send c = send(2);
+        Send d = send(3);
+        assertEquals(Offer.WAITS, q.offer(c, TWO), "both slots taken");
+        assertEquals(Offer.WAITS, q.offer(d, TWO));
+        assertEquals(List.of(), q.take(TWO), "a drain finds no slot");
+        q.answered();
+        assertEquals(List.of(c, d), q.take(TWO), "an answer frees a slot: the waiting go together");
+        assertEquals(List.of(), q.take(TWO));
+        q.answered();
+        q.answered();
+        assertEquals(0, q.inFlight());
+    }
+
+    @Test
+    void withMaxInFlightOneTheNextBatchWaitsForTheAnswerToThePrevious() {
+        QueueBatcher<Send> q = batcher();
+        q.offer(send(0), ONE);
+        q.take(ONE);
+        Send b = send(1);
+        assertEquals(Offer.WAITS, q.offer(b, ONE));
+        assertEquals(List.of(), q.take(ONE));
+        q.answered();
+        assertEquals(List.of(b), q.take(ONE));
+    }
+
+    @Test
+    void aLowerMaxInFlightAfterAReloadHoldsNewBatchesUntilTheRequestsInFlightFallBelowIt() {
+        QueueBatcher<Send> q = batcher();
+        q.offer(send(0), TWO);
+        q.take(TWO);
+        q.offer(send(1), TWO);
+        q.take(TWO);
+        Send c = send(2);
+        assertEquals(Offer.WAITS, q.offer(c, ONE));
+        q.answered();
+        assertEquals(List.of(), q.take(ONE), "one still in flight: the limit is one");
+        q.answered();
+        assertEquals(List.of(c), q.take(ONE));
     }
 
     @Test
     void aBatchStopsAtMaxMessagesAndMaxBytesTheRestGoNext() {
         QueueBatcher<Send> q = batcher();
-        q.offer(new Send(0, 0, 1, 0), LIMITS);
-        List<Send> waiting = List.of(new Send(1, 0, 10, 10), new Send(2, 0, 10, 11), new Send(3, 0, 10, 12),
-            new Send(4, 0, 10, 13));
-        waiting.forEach(s -> q.offer(s, LIMITS));
-        assertEquals(waiting.subList(0, 3), q.answered(LIMITS), "max-messages 3");
-        assertEquals(waiting.subList(3, 4), q.answered(LIMITS));
+        List<Send> waiting = List.of(new Send(1, 0, 10), new Send(2, 0, 10), new Send(3, 0, 10), new Send(4, 0, 10));
+        QueueBatcher.Limits limits = new QueueBatcher.Limits(3, 1000, 0, 100, 1);
+        waiting.forEach(s -> q.offer(s, limits));
+        assertEquals(waiting.subList(0, 3), q.take(limits), "max-messages 3");
+        q.answered();
+        assertEquals(waiting.subList(3, 4), q.take(limits));
+        q.answered();
 
-        QueueBatcher.Limits bytes = new QueueBatcher.Limits(64, 25, 0, 100);
-        q.offer(new Send(5, 0, 10, 20), bytes);
-        q.offer(new Send(6, 0, 10, 21), bytes);
-        q.offer(new Send(7, 0, 10, 22), bytes);
-        assertEquals(List.of(new Send(5, 0, 10, 20), new Send(6, 0, 10, 21)), q.answered(bytes), "max-bytes 25");
-        assertEquals(List.of(new Send(7, 0, 10, 22)), q.answered(bytes));
-        assertEquals(List.of(), q.answered(bytes));
-        assertFalse(q.inFlight());
+        QueueBatcher.Limits bytes = new QueueBatcher.Limits(64, 25, 0, 100, 1);
+        List<Send> more = List.of(new Send(5, 0, 10), new Send(6, 0, 10), new Send(7, 0, 10));
+        more.forEach(s -> q.offer(s, bytes));
+        assertEquals(more.subList(0, 2), q.take(bytes), "max-bytes 25");
+        q.answered();
+        assertEquals(more.subList(2, 3), q.take(bytes));
+        q.answered();
+        assertEquals(List.of(), q.take(bytes));
+        assertEquals(0, q.inFlight());
     }
 
     @Test
     void withALingerAnIdleQueuesFirstSendWaitsForCompanyAndGoesWithItWhenTheLingerEnds() {
         QueueBatcher<Send> q = batcher();
-        QueueBatcher.Limits linger = new QueueBatcher.Limits(64, 1000, 1_000_000, 100);
-        Send first = new Send(0, 0, 10, 0);
-        QueueBatcher.Offered<Send> o = q.offer(first, linger);
-        assertTrue(o.linger(), "the caller calls answered() after the linger");
-        assertEquals(List.of(), o.now());
-        assertTrue(q.inFlight(), "the linger holds the queue as a request would");
-        Send second = new Send(1, 0, 10, 1);
-        QueueBatcher.Offered<Send> o2 = q.offer(second, linger);
-        assertFalse(o2.linger(), "one linger per idle period");
-        assertEquals(List.of(first, second), q.answered(linger), "the linger ended: both go");
-        assertEquals(List.of(), q.answered(linger));
-        assertFalse(q.inFlight());
+        QueueBatcher.Limits linger = new QueueBatcher.Limits(64, 1000, 1_000_000, 100, 2);
+        Send first = send(0);
+        assertEquals(Offer.LINGER, q.offer(first, linger), "the caller ends the linger after its delay");
+        Send second = send(1);
+        assertEquals(Offer.WAITS, q.offer(second, linger), "one linger per idle period");
+        assertEquals(List.of(), q.take(linger), "nothing goes during the linger");
+        q.lingerEnded();
+        assertEquals(List.of(first, second), q.take(linger), "the linger ended: both go");
+        Send third = send(2);
+        assertEquals(Offer.DRAIN, q.offer(third, linger), "a busy queue with a free slot does not linger");
+        assertEquals(List.of(third), q.take(linger));
+        q.answered();
+        q.answered();
+        assertEquals(Offer.LINGER, q.offer(send(3), linger), "idle again: a new linger");
     }
 
     @Test
     void aMessageLargerThanMaxBytesStillGoesAloneAndAFullQueueRefuses() {
         QueueBatcher<Send> q = batcher();
-        q.offer(new Send(0, 0, 1, 0), LIMITS);
-        Send big = new Send(1, 0, 5000, 1);
-        q.offer(big, LIMITS);
-        for (int i = 0; i < LIMITS.maxWaiting() - 1; i++) {
-            assertEquals(List.of(), offer(q, new Send(2, i, 1, 2), LIMITS));
+        q.offer(new Send(0, 0, 1), ONE);
+        q.take(ONE);
+        Send big = new Send(1, 0, 5000);
+        q.offer(big, ONE);
+        for (int i = 0; i < ONE.maxWaiting() - 1; i++) {
+            assertEquals(Offer.WAITS, q.offer(new Send(2, i, 1), ONE));
         }
-        assertNull(q.offer(new Send(3, 0, 1, 3), LIMITS), "max-waiting reached: refused, not taken");
-        assertEquals(LIMITS.maxWaiting(), q.waiting());
-        assertEquals(List.of(big), q.answered(LIMITS), "a batch always takes its first");
+        assertEquals(Offer.REFUSED, q.offer(new Send(3, 0, 1), ONE), "max-waiting reached: refused, not taken");
+        assertEquals(ONE.maxWaiting(), q.waiting());
+        q.answered();
+        assertEquals(List.of(big), q.take(ONE), "a batch always takes its first");
     }
 
     @Test
-    void answeredWithoutARequestInFlightIsABug() {
-        assertThrows(IllegalStateException.class, () -> batcher().answered(LIMITS));
+    void anAnswerWithoutARequestInFlightOrALingerEndWithoutALingerIsABug() {
+        assertThrows(IllegalStateException.class, () -> batcher().answered());
+        assertThrows(IllegalStateException.class, () -> batcher().lingerEnded());
     }
 
     /**
-     * Many senders on many threads, each sync (its next send after the answer to its previous), a "broker" that
-     * answers on its own thread: at most one request in flight at any time, every send sent exactly once, and
-     * the sends of each sender in its order.
+     * Many sync senders on many threads; one "event loop" thread runs every drain and every answer, as the
+     * pooled connection's loop does, and writes each batch to a "broker" thread that answers them (in the order
+     * written). At most max-in-flight requests at any time, every send written exactly once, all of them in the
+     * order they were offered per sender, and each sender's sends stored in its order.
      */
     @Test
-    void concurrentSendersOneInFlightNothingLostNothingTwiceEachSendersOrderKept() throws Exception {
+    void concurrentSendersNothingLostNothingTwiceEachSendersOrderKept() throws Exception {
         QueueBatcher<Send> q = batcher();
-        QueueBatcher.Limits limits = new QueueBatcher.Limits(8, 1 << 20, 0, 1000);
+        QueueBatcher.Limits limits = new QueueBatcher.Limits(8, 1 << 20, 0, 1000, 3);
         int senders = 16;
         int perSender = 200;
-        ConcurrentLinkedQueue<List<Send>> requests = new ConcurrentLinkedQueue<>();
+        ExecutorService loop = Executors.newSingleThreadExecutor();
+        LinkedBlockingQueue<List<Send>> wire = new LinkedBlockingQueue<>();
         List<Send> stored = new ArrayList<>();
         AtomicInteger inFlight = new AtomicInteger();
         AtomicInteger maxInFlight = new AtomicInteger();
-        java.util.concurrent.ConcurrentHashMap<Send, CountDownLatch> answered = new java.util.concurrent.ConcurrentHashMap<>();
-        java.util.function.Consumer<List<Send>> send = batch -> {
-            maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
-            requests.add(batch);
+        Map<Send, CountDownLatch> answered = new ConcurrentHashMap<>();
+        Runnable drain = () -> {
+            for (List<Send> batch = q.take(limits); !batch.isEmpty(); batch = q.take(limits)) {
+                maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+                wire.add(batch);
+            }
         };
         Thread broker = new Thread(() -> {
             int done = 0;
-            while (done < senders * perSender) {
-                List<Send> batch = requests.poll();
-                if (batch == null) {
-                    Thread.onSpinWait();
-                    continue;
+            try {
+                while (done < senders * perSender) {
+                    List<Send> batch = wire.poll(30, TimeUnit.SECONDS);
+                    if (batch == null) {
+                        return;
+                    }
+                    stored.addAll(batch);
+                    done += batch.size();
+                    loop.execute(() -> {
+                        inFlight.decrementAndGet();
+                        q.answered();
+                        drain.run();
+                        batch.forEach(s -> answered.get(s).countDown());
+                    });
                 }
-                stored.addAll(batch);
-                done += batch.size();
-                inFlight.decrementAndGet();
-                List<Send> next = q.answered(limits);
-                if (!next.isEmpty()) {
-                    maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
-                    requests.add(next);
-                }
-                batch.forEach(s -> answered.get(s).countDown());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         });
         broker.start();
@@ -161,16 +232,15 @@ class QueueBatcherTest {
             int id = sender;
             Thread t = new Thread(() -> {
                 for (int seq = 0; seq < perSender; seq++) {
-                    Send s = new Send(id, seq, 10, System.nanoTime());
+                    Send s = new Send(id, seq, 10);
                     CountDownLatch latch = new CountDownLatch(1);
                     answered.put(s, latch);
-                    QueueBatcher.Offered<Send> offered = q.offer(s, limits);
-                    if (offered == null) {
-                        throw new AssertionError("refused");
+                    Offer offer = q.offer(s, limits);
+                    if (offer == Offer.REFUSED || offer == Offer.LINGER) {
+                        throw new AssertionError(offer.toString());
                     }
-                    List<Send> now = offered.now();
-                    if (!now.isEmpty()) {
-                        send.accept(now);
+                    if (offer == Offer.DRAIN) {
+                        loop.execute(drain);
                     }
                     try {
                         if (!latch.await(30, TimeUnit.SECONDS)) {
@@ -188,13 +258,16 @@ class QueueBatcherTest {
             t.join(60_000);
         }
         broker.join(60_000);
+        loop.shutdown();
+        assertTrue(loop.awaitTermination(10, TimeUnit.SECONDS));
         assertEquals(senders * perSender, stored.size());
-        assertEquals(senders * perSender, new java.util.HashSet<>(stored).size(), "nothing twice");
-        assertEquals(1, maxInFlight.get(), "one request in flight per queue");
+        assertEquals(senders * perSender, new HashSet<>(stored).size(), "nothing twice");
+        assertTrue(maxInFlight.get() <= limits.maxInFlight(), "at most max-in-flight: " + maxInFlight.get());
         int[] next = new int[senders];
         for (Send s : stored) {
             assertEquals(next[s.sender()]++, s.seq(), "sender " + s.sender() + " in its order");
         }
-        assertFalse(q.inFlight());
+        assertEquals(0, q.inFlight());
+        assertFalse(q.waiting() > 0);
     }
 }

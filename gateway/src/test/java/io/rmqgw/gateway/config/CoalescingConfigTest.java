@@ -24,16 +24,19 @@ class CoalescingConfigTest {
         assertEquals(64, c.maxMessages());
         assertEquals(256 * 1024, c.maxBytes());
         assertEquals(Duration.ZERO, c.maxDelay(), "no added delay by default");
+        assertEquals(2, c.maxInFlight());
     }
 
     @Test
     void boundFromYamlAndWrittenBack() {
         GatewayConfig c = ConfigLoader.parse(NS + "coalescing:\n  topics: [Orders, Clicks]\n  max-messages: 32\n"
-            + "  max-bytes: 65536\n  max-delay: 2ms\n");
-        assertEquals(new CoalescingConfig(List.of("Orders", "Clicks"), 32, 65536, Duration.ofMillis(2)), c.coalescing());
+            + "  max-bytes: 65536\n  max-delay: 2ms\n  max-in-flight: 4\n");
+        assertEquals(new CoalescingConfig(List.of("Orders", "Clicks"), 32, 65536, Duration.ofMillis(2), 4),
+            c.coalescing());
         assertTrue(c.coalescing().enabled());
         String yaml = ConfigLoader.toYaml(c);
         assertTrue(yaml.contains("max-delay: 2ms"), yaml);
+        assertTrue(yaml.contains("max-in-flight: 4"), yaml);
         assertEquals(c, ConfigLoader.parse(yaml));
     }
 
@@ -45,6 +48,8 @@ class CoalescingConfigTest {
         "coalescing:\\n  max-messages: 0\\n|coalescing.max-messages|between 1 and 1024",
         "coalescing:\\n  max-bytes: 5000000\\n|coalescing.max-bytes|between 1024 and 4194304",
         "coalescing:\\n  max-delay: 2s\\n|coalescing.max-delay|between 0s and 1s",
+        "coalescing:\\n  max-in-flight: 0\\n|coalescing.max-in-flight|between 1 and 64",
+        "coalescing:\\n  max-in-flight: 65\\n|coalescing.max-in-flight|between 1 and 64",
         "coalescing:\\n  topic: [A]\\n|coalescing.topic|did you mean 'topics'?",
     })
     void refusedWithPathAndReason(String yaml, String path, String reason) {

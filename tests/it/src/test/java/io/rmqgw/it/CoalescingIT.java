@@ -80,7 +80,7 @@ class CoalescingIT {
             Admin.awaitRoute(cluster.namesrvAddress(), t, cluster.brokerName(), Duration.ofSeconds(15));
         }
         gateway = GatewayFixture.startWith(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ,
-            c -> c.withCoalescing(new CoalescingConfig(List.of(topic, topic497, refused), null, null, null)));
+            c -> c.withCoalescing(new CoalescingConfig(List.of(topic, topic497, refused), null, null, null, null)));
     }
 
     @AfterAll
