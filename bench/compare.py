@@ -388,6 +388,8 @@ class Bench:
                     for t, g in VQ_GROUPS))
             if self.a.coalesce_topics and encoding == "rocketmq":
                 f.write(f"coalescing:\n  topics: [{self.a.coalesce_topics}]\n")
+                if self.a.coalesce_max_in_flight:
+                    f.write(f"  max-in-flight: {self.a.coalesce_max_in_flight}\n")
             if "fanout-8x4" in self.a.workloads and encoding == "rocketmq":
                 f.write(f"fanout:\n  enabled: true\n  topic: {FANOUT_TOPIC}\n")
         env = dict(self.env, JAVA_OPTS=f"-Xms256m -Xmx256m -XX:+UseG1GC {self.a.gateway_java_opts}".strip())
@@ -1512,6 +1514,8 @@ def main():
                    help="comma-separated, from: " + ", ".join(WORKLOADS) + " (default all but "
                         + ", ".join(OPT_IN_WORKLOADS) + ")")
     p.add_argument("--targets", default="direct,gateway,proxy", help="default direct,gateway,proxy")
+    p.add_argument("--coalesce-max-in-flight", type=int, default=0,
+                   help="coalescing.max-in-flight of the gateway under test (default: the gateway's)")
     p.add_argument("--coalesce-topics", default="",
                    help="comma-separated topics the gateway under test coalesces sends to (the baseline gateway never)")
     p.add_argument("--only", choices=["three-way", "broker-effect", "soak", "virtual-queues"],
