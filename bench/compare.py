@@ -213,6 +213,19 @@ def find_java(pid, depth):
     return None
 
 
+# --pin-gateway CPU: the gateways run on that CPU alone, every other process (name server, broker, proxy, load
+# generator) on the others; None: no pinning
+PIN_GATEWAY = None
+
+
+def pinned(name, cmd):
+    """{cmd} under taskset when --pin-gateway is set: gateways on their CPU, everything else on the rest."""
+    if PIN_GATEWAY is None:
+        return cmd
+    others = ",".join(str(c) for c in range(os.cpu_count() or 1) if c != PIN_GATEWAY)
+    return ["taskset", "-c", str(PIN_GATEWAY) if name.startswith("gateway") else others] + cmd
+
+
 class Service:
     def __init__(self, name, cmd, env, logfile, ready, ready_timeout, max_runtime):
         self.name = name
@@ -227,7 +240,7 @@ class Service:
 
     def start(self):
         out = open(self.logfile, "ab")
-        cmd = ["timeout", "-k", "20s", f"{int(self.max_runtime)}s"] + self.cmd
+        cmd = ["timeout", "-k", "20s", f"{int(self.max_runtime)}s"] + pinned(self.name, self.cmd)
         self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      env=self.env, start_new_session=True)
         out.close()
@@ -432,7 +445,7 @@ class Bench:
         with open(log_path, "wb") as lf:
             lf.write((" ".join(cmd) + "\n").encode())
             lf.flush()
-            rc = subprocess.call(["timeout", "-k", "10s", f"{limit}s"] + cmd, stdout=lf, stderr=subprocess.STDOUT,
+            rc = subprocess.call(["timeout", "-k", "10s", f"{limit}s"] + pinned("loadgen", cmd), stdout=lf, stderr=subprocess.STDOUT,
                                  stdin=subprocess.DEVNULL, env=env)
         wall = time.time() - t0
         if sampler:
@@ -1514,6 +1527,9 @@ def main():
                    help="comma-separated, from: " + ", ".join(WORKLOADS) + " (default all but "
                         + ", ".join(OPT_IN_WORKLOADS) + ")")
     p.add_argument("--targets", default="direct,gateway,proxy", help="default direct,gateway,proxy")
+    p.add_argument("--pin-gateway", type=int, default=None, metavar="CPU",
+                   help="run the gateways on this CPU alone and every other process on the other CPUs (taskset): the "
+                        "gateway as a sidecar with a core of its own; direct runs then have one core fewer")
     p.add_argument("--coalesce-max-in-flight", type=int, default=0,
                    help="coalescing.max-in-flight of the gateway under test (default: the gateway's)")
     p.add_argument("--coalesce-topics", default="",
@@ -1571,6 +1587,11 @@ def main():
                    help="another rmqgw checkout, built (mvn install -DskipTests): target 'baseline' runs it beside"
                         " this one, same settings, in the same rounds")
     a = p.parse_args()
+    if a.pin_gateway is not None:
+        if not 0 <= a.pin_gateway < (os.cpu_count() or 1) or (os.cpu_count() or 1) < 2:
+            p.error(f"--pin-gateway: a CPU of 0..{(os.cpu_count() or 1) - 1}, on a machine with at least 2")
+        global PIN_GATEWAY
+        PIN_GATEWAY = a.pin_gateway
     a.workloads = [w.strip() for w in a.workloads.split(",") if w.strip()]
     a.vq_parts = {x.strip() for x in a.vq_parts.split(",") if x.strip()}
     if not a.vq_parts or not a.vq_parts <= {"slow", "fast", "e2e"}:
