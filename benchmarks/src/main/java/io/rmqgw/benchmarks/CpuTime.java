@@ -1,5 +1,6 @@
 package io.rmqgw.benchmarks;
 
+import io.netty.util.concurrent.FastThreadLocalThread;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -12,7 +13,7 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  * the wall clock, for a shared machine: JMH's ops/s fall with whatever else runs, CPU time per
  * operation barely does. Not a JMH harness: no forks per method (one JVM per case, the methods
  * interleaved in rounds), blackholes replaced by a checksum. Use JMH on a quiet machine; use this to
- * compare on a busy one.
+ * compare on a busy one. Runs on a Netty {@link FastThreadLocalThread}, as an event loop does.
  *
  * <pre>
  * java -Xms1g -Xmx1g -Dio.netty.leakDetection.level=disabled -Dio.netty.allocator.useCacheForAllThreads=true -Dio.netty.recycler.batchFastThreadLocalOnly=false \
@@ -40,6 +41,24 @@ public final class CpuTime {
             System.err.println("usage: CpuTime send <bodySize> | pull <JSON|ROCKETMQ> [rounds]");
             System.exit(2);
         }
+        // on a Netty thread, as the gateway's event loops (and a broker's or proxy's) are: its thread-locals
+        // (buffer caches, recyclers, the codec's per-thread state) are an array index there, not a ThreadLocal lookup
+        Throwable[] failed = new Throwable[1];
+        Thread t = new FastThreadLocalThread(() -> {
+            try {
+                measure(args);
+            } catch (Throwable e) {
+                failed[0] = e;
+            }
+        }, "cpu-time");
+        t.start();
+        t.join();
+        if (failed[0] != null) {
+            throw failed[0];
+        }
+    }
+
+    private static void measure(String[] args) throws Throwable {
         int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 9;
         Map<String, Op> ops = new LinkedHashMap<>();
         if (args[0].equals("send")) {
@@ -47,7 +66,9 @@ public final class CpuTime {
             b.bodySize = Integer.parseInt(args[1]);
             b.setUp();
             ops.put("rocketmqRemoting", b::rocketmqRemoting);
+            ops.put("rocketmqRemotingFramed", b::rocketmqRemotingFramed);
             ops.put("rocketmqRemoting497", b::rocketmqRemoting497);
+            ops.put("rocketmqRemoting497Framed", b::rocketmqRemoting497Framed);
             ops.put("gatewayEnvelope", b::gatewayEnvelope);
             ops.put("gatewayFrame", b::gatewayFrame);
             ops.put("gatewayUntyped", b::gatewayUntyped);
@@ -56,7 +77,9 @@ public final class CpuTime {
             b.from = SerializeType.valueOf(args[1]);
             b.setUp();
             ops.put("rocketmqRemoting", b::rocketmqRemoting);
+            ops.put("rocketmqRemotingFramed", b::rocketmqRemotingFramed);
             ops.put("rocketmqRemoting497", b::rocketmqRemoting497);
+            ops.put("rocketmqRemoting497Framed", b::rocketmqRemoting497Framed);
             ops.put("gatewayFrame", b::gatewayFrame);
             ops.put("gatewayTyped", b::gatewayTyped);
         }
@@ -91,7 +114,7 @@ public final class CpuTime {
             args[0], args[1], rounds, sink & 0xFF);
         for (Map.Entry<String, List<Double>> e : ns.entrySet()) {
             double[] v = e.getValue().stream().mapToDouble(Double::doubleValue).sorted().toArray();
-            System.out.printf("  %-20s %8.1f  (%.1f..%.1f)  %8.1f B/op%n", e.getKey(), v[v.length / 2], v[0], v[v.length - 1],
+            System.out.printf("  %-26s %8.1f  (%.1f..%.1f)  %8.1f B/op%n", e.getKey(), v[v.length / 2], v[0], v[v.length - 1],
                 bytes.get(e.getKey()));
         }
     }

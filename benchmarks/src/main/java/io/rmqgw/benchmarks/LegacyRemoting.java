@@ -34,6 +34,7 @@ final class LegacyRemoting {
     private static final MethodHandle FAST_ENCODE_HEADER;
     private static final MethodHandle SERIALIZE_TYPE_VALUE_OF;
     private static final MethodHandle DUPLICATE;
+    private static final MethodHandle RETAINED_SLICE;
     private static final MethodHandle SKIP_BYTES;
     private static final MethodHandle CLEAR;
     private static final MethodHandle WRITER_INDEX;
@@ -57,6 +58,7 @@ final class LegacyRemoting {
             FAST_ENCODE_HEADER = erase(lookup.findVirtual(command, "fastEncodeHeader", MethodType.methodType(void.class, buf)));
             SERIALIZE_TYPE_VALUE_OF = erase(lookup.findStatic(serializeType, "valueOf", MethodType.methodType(serializeType, String.class)));
             DUPLICATE = erase(lookup.findVirtual(buf, "duplicate", MethodType.methodType(buf)));
+            RETAINED_SLICE = erase(lookup.findVirtual(buf, "retainedSlice", MethodType.methodType(buf, int.class, int.class)));
             SKIP_BYTES = erase(lookup.findVirtual(buf, "skipBytes", MethodType.methodType(buf, int.class)))
                 .asType(MethodType.methodType(void.class, Object.class, int.class));
             CLEAR = erase(lookup.findVirtual(buf, "clear", MethodType.methodType(buf)))
@@ -82,12 +84,23 @@ final class LegacyRemoting {
      * What a rocketmq-remoting 4.9.7 proxy does with a frame: {@code RemotingCommand.decode} (NettyDecoder
      * has stripped the length field; fastjson 1 into a HashMap for a JSON header) and
      * {@code fastEncodeHeader} in {@code to} (NettyEncoder) into {@code out}, which is cleared first.
-     * Returns the bytes written.
+     * {@code framed}: the frame handed to the decode as NettyDecoder hands it (a retained slice, released
+     * after the decode), else an unretained duplicate. Returns the bytes written.
      */
-    static int transcode(Object wire, Object out, Object to) throws Throwable {
-        Object in = (Object) DUPLICATE.invokeExact(wire);
-        SKIP_BYTES.invokeExact(in, 4);
-        Object cmd = (Object) DECODE.invokeExact(in);
+    static int transcode(Object wire, Object out, Object to, boolean framed) throws Throwable {
+        Object cmd;
+        if (framed) {
+            Object frame = (Object) RETAINED_SLICE.invokeExact(wire, 4, (int) READABLE_BYTES.invokeExact(wire) - 4);
+            try {
+                cmd = (Object) DECODE.invokeExact(frame);
+            } finally {
+                boolean ignored = (boolean) RELEASE.invokeExact(frame);
+            }
+        } else {
+            Object in = (Object) DUPLICATE.invokeExact(wire);
+            SKIP_BYTES.invokeExact(in, 4);
+            cmd = (Object) DECODE.invokeExact(in);
+        }
         SET_SERIALIZE_TYPE.invokeExact(cmd, to);
         CLEAR.invokeExact(out);
         FAST_ENCODE_HEADER.invokeExact(cmd, out);

@@ -34,6 +34,9 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code rocketmqRemoting}: rocketmq-remoting 5.4.0's {@code RemotingCommand.decode} (fastjson2 into
  *       a HashMap) + {@code fastEncodeHeader} in ROCKETMQ: what a rocketmq-remoting based proxy does per
  *       frame.</li>
+ *   <li>{@code rocketmqRemotingFramed}, {@code rocketmqRemoting497Framed}: the same with the frame handed over as
+ *       rocketmq-remoting's NettyDecoder hands it (a retained slice, released after the decode), the frame
+ *       handling the gateway variants include for their own frame.</li>
  *   <li>{@code rocketmqRemoting497}: the same with rocketmq-remoting 4.9.7 (fastjson 1.2.69, netty 4.1.65,
  *       in its own class loader: {@link LegacyRemoting}), what 4.9.x clients and brokers run, on the same
  *       bytes.</li>
@@ -91,18 +94,23 @@ public class SendV2Benchmark {
 
     @Benchmark
     public int rocketmqRemoting() throws Exception {
-        ByteBuf in = wire.duplicate();
-        in.skipBytes(4); // NettyDecoder strips the length field
-        RemotingCommand cmd = RemotingCommand.decode(in);
-        cmd.setSerializeTypeCurrentRPC(SerializeType.ROCKETMQ);
-        out.clear();
-        cmd.fastEncodeHeader(out);
-        return out.writerIndex();
+        return Wire.remotingTranscode(wire, SerializeType.ROCKETMQ, out, false);
+    }
+
+    /** As {@link #rocketmqRemoting}, the frame taken as NettyDecoder takes it (a retained slice, released). */
+    @Benchmark
+    public int rocketmqRemotingFramed() throws Exception {
+        return Wire.remotingTranscode(wire, SerializeType.ROCKETMQ, out, true);
     }
 
     @Benchmark
     public int rocketmqRemoting497() throws Throwable {
-        return LegacyRemoting.transcode(legacyWire, legacyOut, legacyTo);
+        return LegacyRemoting.transcode(legacyWire, legacyOut, legacyTo, false);
+    }
+
+    @Benchmark
+    public int rocketmqRemoting497Framed() throws Throwable {
+        return LegacyRemoting.transcode(legacyWire, legacyOut, legacyTo, true);
     }
 
     @Benchmark

@@ -72,7 +72,7 @@ public final class HeaderCodec {
         if (t == null) {
             return decodeJson(header);
         }
-        RemotingHeader h = decodeBinary(Unpooled.wrappedBuffer(t.bytes(), 0, t.length()));
+        RemotingHeader h = decodeBinary(Unpooled.wrappedBuffer(t.bytes(), JsonToBinary.HEAD_ROOM, t.length()));
         // as the JSON read: code and version whole (the binary fields hold 16 bits), the envelope's
         // language (OTHER when absent), an empty remark and an empty extFields object kept
         return new RemotingHeader(t.code(), frame.language(), t.version(), t.opaque(), t.flag(),

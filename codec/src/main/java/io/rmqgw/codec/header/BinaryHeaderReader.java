@@ -10,8 +10,8 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  * Reads a ROCKETMQ binary header by offsets. The entries stay where they are: the header keeps a
  * retained slice of the input from the remark length on; only the extFields section is copied once
  * into a scratch array to be walked (checked and indexed) as plain bytes. A JSON header transcoded to
- * binary ({@link JsonToBinary}) is read the same way from the transcoder's array, copied once into a
- * pooled buffer the header owns.
+ * binary ({@link JsonToBinary}) is read the same way from the transcoder's array, which the header
+ * takes over.
  */
 final class BinaryHeaderReader {
 
@@ -68,22 +68,19 @@ final class BinaryHeaderReader {
     }
 
     /**
-     * The header {@code t} holds (a JSON header just transcoded), as {@code kind}; its image is a copy
-     * in the header's own array. Reads as the JSON did: an empty remark or value
-     * stays an empty string, an empty extFields object stays present.
+     * The header {@code t} holds (a JSON header just transcoded), as {@code kind}; its image is the
+     * transcoder's own array, taken over whole (no copy: the header's previous array goes back to the
+     * transcoder in its place, and {@code t} forgets its result). Reads as the JSON did: an empty remark
+     * or value stays an empty string, an empty extFields object stays present.
      */
     static CommandHeader read(JsonToBinary t, HeaderKind kind) {
-        byte[] b = t.bytes();
         int remarkLength = t.remarkLength();
-        int entriesAt = t.entriesStart();
-        int extLength = t.length() - entriesAt;
-        CommandHeader h = kind.newHeader();
-        int entriesStart = 8 + remarkLength; // image index 0 = the remark length field, as for a binary frame
-        h.index(b, t, REMARK_OFFSET);
+        int extLength = JsonToBinary.HEAD_ROOM + t.length() - t.entriesStart();
         int imageLength = t.length() - REMARK_OFFSET;
-        // the fixed fields too: they land just in front of the image, where a binary frame head is put together
-        System.arraycopy(b, 0, h.ownArray(imageLength), CommandHeader.OWN_HEAD_ROOM - REMARK_OFFSET, t.length());
-        h.useOwnImage(imageLength);
+        CommandHeader h = kind.newHeader();
+        // image index 0 = the remark length field, as for a binary frame; the prefix and the fixed fields
+        // lie just in front of it, where a binary frame head is put together
+        h.index(t.bytes(), t, JsonToBinary.HEAD_ROOM + REMARK_OFFSET);
         h.source = SerializeType.JSON;
         h.code = t.code();
         h.language = t.languageCode();
@@ -94,9 +91,10 @@ final class BinaryHeaderReader {
         h.remarkLength = remarkLength;
         h.remark = remarkLength == 0 && t.remarkGiven() ? "" : null;
         h.extPresent = t.extFieldsGiven();
-        h.entriesStart = entriesStart;
-        h.entriesEnd = entriesStart + extLength;
+        h.entriesStart = 8 + remarkLength;
+        h.entriesEnd = 8 + remarkLength + extLength;
         h.imageIsTail = true;
+        h.takeImage(t, imageLength);
         return h;
     }
 }

@@ -111,10 +111,11 @@ public abstract class CommandHeader implements ReferenceCounted {
     byte[] imageArray;
 
     /**
-     * Bytes of the own array in front of the image: room for the frame prefix and the fixed fields, so
-     * that a header transcoded from JSON goes out as a binary frame head in one bulk copy.
+     * Bytes of the own array in front of the image: room for the frame prefix and the fixed fields (as
+     * the single pass leaves them), so that a header transcoded from JSON goes out as a binary frame head
+     * in one bulk copy.
      */
-    static final int OWN_HEAD_ROOM = 8 + FIXED_FIELDS_LENGTH;
+    static final int OWN_HEAD_ROOM = io.rmqgw.codec.json.JsonToBinary.HEAD_ROOM + FIXED_FIELDS_LENGTH;
 
     CommandHeader(HeaderKind kind, ObjectPool.Handle<CommandHeader> handle) {
         this.kind = kind;
@@ -123,21 +124,20 @@ public abstract class CommandHeader implements ReferenceCounted {
     }
 
     /**
-     * Own image storage for an image of {@code length} bytes, not yet the image (see
-     * {@link #useOwnImage(int)}); the image goes from index {@link #OWN_HEAD_ROOM} on.
+     * Takes the array holding {@code t}'s result as this header's own image storage (no copy) and makes
+     * its {@code length} bytes from {@link #OWN_HEAD_ROOM} on the image; the array this header held
+     * before, and its buffer view, go to {@code t} in its place.
      */
-    final byte[] ownArray(int length) {
-        if (ownArray == null || ownArray.length < OWN_HEAD_ROOM + length) {
-            ownArray = new byte[Math.max(OWN_HEAD_ROOM + length, 512)];
-            ownImage = Unpooled.wrappedBuffer(ownArray, OWN_HEAD_ROOM, ownArray.length - OWN_HEAD_ROOM);
+    final void takeImage(io.rmqgw.codec.json.JsonToBinary t, int length) {
+        byte[] a = t.handOver(ownArray, ownImage);
+        ByteBuf view = t.handedView() instanceof ByteBuf b && b.array() == a ? b : null;
+        if (view == null) { // an array seen for the first time: its view is made once and then travels with it
+            view = Unpooled.wrappedBuffer(a, OWN_HEAD_ROOM, a.length - OWN_HEAD_ROOM);
         }
-        return ownArray;
-    }
-
-    /** Makes the {@code length} bytes of the own array from {@link #OWN_HEAD_ROOM} on the image. */
-    final void useOwnImage(int length) {
-        image = ownImage.setIndex(0, length);
-        imageArray = ownArray;
+        ownArray = a;
+        ownImage = view;
+        image = view.setIndex(0, length);
+        imageArray = a;
     }
 
     /** The big-endian short at image index {@code i}. */
@@ -500,7 +500,7 @@ public abstract class CommandHeader implements ReferenceCounted {
         if (imageIsTail && a != null) {
             putInt(a, 0, totalLength);
             putInt(a, 4, typeAndLength);
-            putFixedFields(a, 8);
+            io.rmqgw.codec.json.JsonToBinary.putFixedFields(a, 8, code, language, version, opaque, flag);
             int n = OWN_HEAD_ROOM + entriesEnd;
             out.writeBytes(a, 0, n);
             return n;
@@ -511,15 +511,6 @@ public abstract class CommandHeader implements ReferenceCounted {
         return 8 + writeBinary(out);
     }
 
-    private void putFixedFields(byte[] a, int at) {
-        a[at] = (byte) (code >> 8);
-        a[at + 1] = (byte) code;
-        a[at + 2] = language;
-        a[at + 3] = (byte) (version >> 8);
-        a[at + 4] = (byte) version;
-        putInt(a, at + 5, opaque);
-        putInt(a, at + 9, flag);
-    }
 
     private static void putInt(byte[] a, int at, int v) {
         a[at] = (byte) (v >>> 24);

@@ -159,7 +159,7 @@ public final class HeaderTranscoder {
             int length = transcodedLength(target);
             typeAndLength(target, length); // refuses an oversized header before anything is allocated
             head = alloc.buffer(RemotingFrame.PREFIX_LENGTH + length);
-            writeHead(bytes, length, target, frame.bodyLength(), head);
+            writeTranscodedHead(bytes, length, target, frame.bodyLength(), head);
         } else {
             CommandHeader header = decode(frame, HeaderKind.GENERIC); // the general reader's header
             try {
@@ -189,7 +189,7 @@ public final class HeaderTranscoder {
         }
         byte[] bytes = transcodedHeader(frame, target);
         if (bytes != null) {
-            return writeHead(bytes, transcodedLength(target), target, frame.bodyLength(), out);
+            return writeTranscodedHead(bytes, transcodedLength(target), target, frame.bodyLength(), out);
         }
         CommandHeader header = decode(frame, HeaderKind.GENERIC);
         try {
@@ -214,8 +214,9 @@ public final class HeaderTranscoder {
     }
 
     /**
-     * The frame's header in {@code target} (the other encoding) in a thread's transcoder array, its
-     * length then given by {@link #transcodedLength}; null when the header needs the general reader.
+     * The frame's header in {@code target} (the other encoding) in a thread's transcoder array (binary:
+     * from {@link JsonToBinary#HEAD_ROOM} on; JSON: from 0), its length then given by
+     * {@link #transcodedLength}; null when the header needs the general reader.
      * Throws {@link io.rmqgw.codec.frame.MalformedFrameException} for a binary header whose lengths run
      * past it.
      */
@@ -239,6 +240,25 @@ public final class HeaderTranscoder {
     private static int transcodedLength(SerializeType target) {
         return target == SerializeType.ROCKETMQ ? JsonToBinary.get().length() : BinaryToJson.get().length();
     }
+
+    /**
+     * Writes the frame prefix and a transcoder's result ({@link #transcodedHeader}) to {@code out}; returns the
+     * bytes written. A binary header has room for the prefix in front of it in its array: one copy.
+     */
+    private static int writeTranscodedHead(byte[] header, int length, SerializeType type, int bodyLength, ByteBuf out) {
+        if (type != SerializeType.ROCKETMQ) {
+            return writeHead(header, length, type, bodyLength, out);
+        }
+        int prefix = typeAndLength(type, length);
+        int n = RemotingFrame.PREFIX_LENGTH + length;
+        INT.set(header, JsonToBinary.HEAD_ROOM - 8, 4 + length + bodyLength);
+        INT.set(header, JsonToBinary.HEAD_ROOM - 4, prefix);
+        out.writeBytes(header, JsonToBinary.HEAD_ROOM - 8, n);
+        return n;
+    }
+
+    private static final java.lang.invoke.VarHandle INT =
+        java.lang.invoke.MethodHandles.byteArrayViewVarHandle(int[].class, java.nio.ByteOrder.BIG_ENDIAN);
 
     /** Writes the frame prefix and {@code header[0, length)} in {@code type} to {@code out}; returns the bytes written. */
     private static int writeHead(byte[] header, int length, SerializeType type, int bodyLength, ByteBuf out) {

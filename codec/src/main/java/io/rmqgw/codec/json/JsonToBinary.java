@@ -22,7 +22,8 @@ import org.apache.rocketmq.remoting.protocol.LanguageCode;
  * the general (jackson) reader, which either reads it the same way or refuses it with a reason. The
  * subset is chosen so that whatever is accepted here reads exactly as the general reader reads it.
  *
- * <p>The binary header ({@link #bytes()}[0, {@link #length()})) is complete: code and version are
+ * <p>The binary header ({@link #bytes()}[{@link #HEAD_ROOM}, {@link #HEAD_ROOM} + {@link #length()})) is
+ * complete: code and version are
  * written as 16-bit fields (check {@link #code()} and {@link #version()} before sending it: codes such
  * as POP_MESSAGE do not fit), an absent language as JAVA (RemotingCommand's default). Empty strings
  * are written as zero-length values, which a binary reader takes for null, as rocketmq-remoting does.
@@ -32,7 +33,8 @@ import org.apache.rocketmq.remoting.protocol.LanguageCode;
  * retained or released. A result can be noted as the one for a frame ({@link #hold(Object)}), so that
  * a decode right after the frame decoder's read (same thread, same frame object) uses it instead of
  * reading the header again; the note is a plain reference to the frame object, not a reference count
- * on its buffer, and is dropped by the thread's next transcode.
+ * on its buffer, and is dropped by the thread's next transcode. The result's array can also be given
+ * away whole ({@link #handOver}), so that a typed header keeps it as its own without a copy.
  */
 public final class JsonToBinary {
 
@@ -40,6 +42,11 @@ public final class JsonToBinary {
     public static final int FIXED_LENGTH = 13;
     /** The fixed fields, the remark length and the extFields length. */
     public static final int MIN_LENGTH = 21;
+    /**
+     * Bytes of {@link #bytes()} in front of the binary header, free for the caller: room for the frame
+     * prefix (total length, serialize type and header length), so a binary frame head goes out in one copy.
+     */
+    public static final int HEAD_ROOM = 8;
 
     private static final int KEEP_LIMIT = 64 * 1024;
     /** Zero bytes after the input: any read past the end meets a 0, which nothing here accepts. */
@@ -71,6 +78,8 @@ public final class JsonToBinary {
     private static final byte[] HEX_VALUE = new byte[256];
     /** Per byte: whether it is a letter (every top-level name RemotingCommand has is letters only). */
     private static final boolean[] NAME_BYTE = new boolean[256];
+    /** Per byte: whether it can be a one-byte key as it stands (printable ASCII, not a quote or a backslash). */
+    private static final boolean[] PLAIN_KEY_BYTE = new boolean[256];
     /** Per byte: whether it is JSON whitespace. */
     private static final boolean[] WHITESPACE = new boolean[256];
 
@@ -86,6 +95,9 @@ public final class JsonToBinary {
         for (int c = 'a'; c <= 'z'; c++) {
             NAME_BYTE[c] = true;
             NAME_BYTE[c - 'a' + 'A'] = true;
+        }
+        for (int c = 0x20; c < 0x80; c++) {
+            PLAIN_KEY_BYTE[c] = c != '"' && c != '\\';
         }
         WHITESPACE[' '] = true;
         WHITESPACE['\t'] = true;
@@ -151,7 +163,13 @@ public final class JsonToBinary {
     };
 
     private byte[] in = new byte[2048];
-    private byte[] out = new byte[4096];
+    private static final int OUT_SIZE = 2048;
+
+    private byte[] out = new byte[OUT_SIZE];
+    /** Whatever the last taker of an array left with {@link #out} when it handed it in (a view of it), or null. */
+    private Object outView;
+    /** The view that went with the array last given away by {@link #handOver}. */
+    private Object handedView;
     private byte[] remarkBuf = new byte[256];
     /** Where each entry written starts in the result. */
     private int[] entryOffsets = new int[32];
@@ -193,10 +211,11 @@ public final class JsonToBinary {
         }
         buf.getBytes(index, a, 0, length);
         LONG.set(a, length, 0L); // the zero padding (PAD bytes)
-        int bound = 2 * length + 64;
+        int bound = 2 * length + 64 + HEAD_ROOM;
         byte[] o = bound <= out.length ? out : new byte[bound];
-        if (o.length <= KEEP_LIMIT) {
+        if (o != out && o.length <= KEEP_LIMIT) {
             out = o;
+            outView = null;
         }
         if (length + PAD > remarkBuf.length) {
             byte[] r = new byte[length + PAD];
@@ -218,9 +237,38 @@ public final class JsonToBinary {
         return frame != null && heldFor == frame;
     }
 
-    /** The array holding the binary header from index 0; valid until the next call on this thread. */
+    /** The array holding the binary header from {@link #HEAD_ROOM} on; valid until the next call on this thread. */
     public byte[] bytes() {
         return result;
+    }
+
+    /**
+     * Gives the result's array away: the caller may keep it and write to it (the binary header stays at
+     * {@link #HEAD_ROOM}, entries at {@link #entryOffset}). {@code replacement} (may be null), with
+     * {@code view} (whatever the caller keeps with it, handed back with it by a later call through
+     * {@link #handedView()}), becomes the output array of the next transcodes, so arrays circulate
+     * between this transcoder and their takers instead of being copied or allocated. The result is
+     * forgotten: a frame it was held for is transcoded again when asked. Read the result's fields
+     * ({@link #entryOffset}, {@link #code()}, ...) before: they stay until the next transcode, the
+     * array's contents are the taker's.
+     */
+    public byte[] handOver(byte[] replacement, Object view) {
+        byte[] given = result;
+        if (given == out) {
+            handedView = outView;
+            out = replacement != null ? replacement : new byte[OUT_SIZE];
+            outView = replacement != null ? view : null;
+        } else {
+            handedView = null; // a one-off larger array: nobody left a view of it
+        }
+        result = out;
+        heldFor = null;
+        return given;
+    }
+
+    /** The view that went with the array the last {@link #handOver} gave (null: none; make one). */
+    public Object handedView() {
+        return handedView;
     }
 
     /** Length of the binary header in {@link #bytes()}. */
@@ -270,7 +318,7 @@ public final class JsonToBinary {
 
     /** Index in {@link #bytes()} of the first extFields entry. */
     public int entriesStart() {
-        return MIN_LENGTH + remarkLength;
+        return HEAD_ROOM + MIN_LENGTH + remarkLength;
     }
 
     public int entryCount() {
@@ -297,7 +345,7 @@ public final class JsonToBinary {
         remarkLength = 0;
         entryCount = 0;
         boolean sawCode = false;
-        int w = MIN_LENGTH; // entries are written from here; a remark is moved in front of them at the end
+        int w = HEAD_ROOM + MIN_LENGTH; // entries are written from here; a remark is moved in front of them at the end
         int p = ws(a, 0);
         if (a[p] != '{') {
             return false;
@@ -405,24 +453,19 @@ public final class JsonToBinary {
         if (ws(a, p) != end || !sawCode) {
             return false; // trailing content, or no code: the general reader says which
         }
-        int extLength = w - MIN_LENGTH;
+        int h = HEAD_ROOM;
+        int extLength = w - h - MIN_LENGTH;
         int remark = remarkLength;
         if (remark > 0) {
-            System.arraycopy(o, MIN_LENGTH, o, MIN_LENGTH + remark, extLength);
-            System.arraycopy(r, 0, o, 17, remark);
+            System.arraycopy(o, h + MIN_LENGTH, o, h + MIN_LENGTH + remark, extLength);
+            System.arraycopy(r, 0, o, h + 17, remark);
             for (int i = 0; i < entryCount; i++) {
                 entryOffsets[i] += remark;
             }
         }
-        o[0] = (byte) (code >> 8);
-        o[1] = (byte) code;
-        o[2] = language;
-        o[3] = (byte) (version >> 8);
-        o[4] = (byte) version;
-        putInt(o, 5, opaque);
-        putInt(o, 9, flag);
-        putInt(o, 13, remark);
-        putInt(o, 17 + remark, extLength);
+        putFixedFields(o, h, code, language, version, opaque, flag);
+        putInt(o, h + 13, remark);
+        putInt(o, h + 17 + remark, extLength);
         result = o;
         length = MIN_LENGTH + remark + extLength;
         return true;
@@ -555,16 +598,13 @@ public final class JsonToBinary {
             return w;
         }
         while (true) {
-            if (a[p] != '"') {
-                return -1;
-            }
             int key = w + 2;
             int keyEnd;
             int value;
             int valueEnd;
             long x = (long) LONG.get(a, p);
             int k = (int) (x >>> 8) & 0xFF;
-            if ((x & ONE_BYTE_KEY_MASK) == ONE_BYTE_KEY && k >= 0x20 && k < 0x80 && k != '"' && k != '\\') {
+            if ((x & ONE_BYTE_KEY_MASK) == ONE_BYTE_KEY && PLAIN_KEY_BYTE[k]) {
                 // "k":"value" with a one-byte plain key (SEND_MESSAGE_V2's a..n): no string scan for the key
                 o[key] = (byte) k;
                 keyEnd = key + 1;
@@ -572,6 +612,9 @@ public final class JsonToBinary {
                 this.p = p + 5;
                 valueEnd = copyString(a, o, value);
             } else {
+                if (a[p] != '"') {
+                    return -1;
+                }
                 this.p = p + 1;
                 keyEnd = copyString(a, o, key);
                 if (keyEnd < 0 || keyEnd - key > MAX_KEY_LENGTH) {
@@ -664,7 +707,8 @@ public final class JsonToBinary {
             LONG.set(o, w, x); // the plain bytes, and some after them that later writes replace
             p += plain;
             w += plain;
-            if (a[p] == '"') {
+            byte b = a[p];
+            if (b == '"') {
                 this.p = p + 1;
                 return w;
             }
@@ -1002,6 +1046,17 @@ public final class JsonToBinary {
 
     private static void putInt(byte[] o, int at, int v) {
         INT.set(o, at, v);
+    }
+
+    /** Writes the binary header's fixed fields (code, language, version, opaque, flag: 13 bytes) at {@code a[at]}. */
+    public static void putFixedFields(byte[] a, int at, int code, byte language, int version, int opaque, int flag) {
+        a[at] = (byte) (code >> 8);
+        a[at + 1] = (byte) code;
+        a[at + 2] = language;
+        a[at + 3] = (byte) (version >> 8);
+        a[at + 4] = (byte) version;
+        INT.set(a, at + 5, opaque);
+        INT.set(a, at + 9, flag);
     }
 
     /** Up to eight bytes of {@code s} from {@code from}, little-endian, zero-filled past its end. */

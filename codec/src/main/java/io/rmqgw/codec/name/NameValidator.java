@@ -316,7 +316,8 @@ public final class NameValidator {
     }
 
     private int topicLimit(byte[] a, int off, int length) {
-        return startsWith(a, off, length, RETRY_PREFIX_BYTES) || startsWith(a, off, length, DLQ_PREFIX_BYTES)
+        // both prefixes start with '%', which few topics do: one compare for most
+        return a[off] == '%' && (startsWith(a, off, length, RETRY_PREFIX_BYTES) || startsWith(a, off, length, DLQ_PREFIX_BYTES))
             ? retryDlqTopicMaxLength : topicMaxLength;
     }
 

@@ -128,6 +128,61 @@ class SinglePassTest {
         }
     }
 
+    /**
+     * A typed header takes the single pass's array whole: it stays the header's while other frames are read
+     * and decoded (arrays circulating between headers and the transcoder), and the frame it came from is
+     * transcoded again when asked after it.
+     */
+    @Test
+    void aTypedHeaderKeepsItsImageWhileLaterFramesAreRead() {
+        java.util.List<RemotingFrame> frames = new java.util.ArrayList<>();
+        java.util.List<CommandHeader> headers = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < 6; i++) {
+                org.apache.rocketmq.remoting.protocol.header.SendMessageRequestHeaderV2 send = HeaderFixtures.sendV2();
+                send.setB("Topic" + i);
+                org.apache.rocketmq.remoting.protocol.RemotingCommand cmd =
+                    HeaderFixtures.request(org.apache.rocketmq.remoting.protocol.RequestCode.SEND_MESSAGE_V2, send);
+                cmd.setOpaque(100 + i);
+                frames.add(HeaderFixtures.frame(cmd, SerializeType.JSON));
+            }
+            for (int i = 0; i < frames.size(); i++) {
+                headers.add(HeaderTranscoder.decodeRequest(frames.get(i)));
+                if (i % 2 == 1) { // every other one released at once: its array goes back into circulation
+                    headers.set(i, null).release();
+                }
+            }
+            for (int i = 0; i < frames.size(); i++) {
+                RemotingFrame frame = frames.get(i);
+                byte[] expected = HeaderFixtures.rocketMqTranscode(HeaderFixtures.bytes(frame.content()), SerializeType.ROCKETMQ);
+                ByteBuf untyped = HeaderTranscoder.transcode(ALLOC, frame, SerializeType.ROCKETMQ); // read again
+                try {
+                    assertArrayEquals(HeaderFixtures.canonicalBinaryHeader(expected),
+                        HeaderFixtures.canonicalBinaryHeader(HeaderFixtures.bytes(untyped)));
+                } finally {
+                    untyped.release();
+                }
+                SendRequestHeader h = (SendRequestHeader) headers.get(i);
+                if (h != null) {
+                    assertEquals("Topic" + i, h.topic());
+                    assertEquals(100 + i, h.opaque());
+                    ByteBuf typed = HeaderTranscoder.encodeFrame(ALLOC, h, SerializeType.ROCKETMQ, frame.retainedBody());
+                    try {
+                        assertArrayEquals(HeaderFixtures.canonicalBinaryHeader(expected),
+                            HeaderFixtures.canonicalBinaryHeader(HeaderFixtures.bytes(typed)));
+                    } finally {
+                        typed.release();
+                    }
+                }
+            }
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        } finally {
+            headers.stream().filter(java.util.Objects::nonNull).forEach(CommandHeader::release);
+            frames.forEach(RemotingFrame::release);
+        }
+    }
+
     /** A send frame read, its names checked and its binary head written: the frame object, nothing else. */
     @Test
     void aSendFrameToBinaryAllocatesOnlyTheFrame() {
