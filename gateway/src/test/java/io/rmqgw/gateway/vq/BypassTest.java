@@ -45,6 +45,8 @@ class BypassTest {
     private static final String TOPIC = Records.TOPIC;
     private static final String SERVED = "GID_served";
     private static final String OTHER = "GID_other";
+    /** A pull from this offset is held by the scripted brokers and never answered. */
+    private static final String HELD_OFFSET = "999";
 
     private ScriptedPeer brokerA;
     private ScriptedPeer brokerB;
@@ -70,14 +72,16 @@ class BypassTest {
     }
 
     /**
-     * The scripted broker: a pull gets the record at the asked offset of the asked queue (with a slave suggested), a
-     * lock locks every queue asked, everything else SUCCESS with the broker's name in the remark.
+     * The scripted broker: a pull gets the record at the asked offset of the asked queue (with a slave suggested; from
+     * {@link #HELD_OFFSET} no answer), a lock locks every queue asked, everything else SUCCESS with the broker's name in the remark.
      */
     private static RemotingCommand answer(String broker, RemotingCommand request) {
         Map<String, String> ext = request.getExtFields();
         RemotingCommand response = RemotingCommand.createResponseCommand(ResponseCode.SUCCESS, broker + " "
             + request.getCode());
-        if (request.getCode() == RequestCode.PULL_MESSAGE) {
+        if (request.getCode() == RequestCode.PULL_MESSAGE && HELD_OFFSET.equals(ext.get("queueOffset"))) {
+            return null; // nothing new: the broker holds the long poll (past the test's end)
+        } else if (request.getCode() == RequestCode.PULL_MESSAGE) {
             int queue = Integer.parseInt(ext.get("queueId"));
             long offset = Long.parseLong(ext.get("queueOffset"));
             response.setBody(Records.record(new RealQueue(broker, queue), offset));
@@ -160,6 +164,23 @@ class BypassTest {
             assertTrue(System.nanoTime() - start >= Duration.ofMillis(900).toNanos(), "held, not a busy loop");
             assertTrue(brokerA.drainReceived().stream().noneMatch(r -> r.frame().code() == RequestCode.PULL_MESSAGE));
             assertTrue(brokerB.drainReceived().stream().noneMatch(r -> r.frame().code() == RequestCode.PULL_MESSAGE));
+        }
+    }
+
+    @Test
+    @CoversCodes(RequestCode.PULL_MESSAGE)
+    void aStoppingGatewayAnswersPullsHeldAtBrokersAtOnce() throws Exception {
+        try (RawClient client = RawClient.connect(virtualPort())) {
+            client.send(pull(1, OTHER, 1, 2).ext("queueOffset", HELD_OFFSET).ext("suspendTimeoutMillis", "15000").bytes());
+            brokerA.awaitFrame(f -> f.code() == RequestCode.PULL_MESSAGE, RawClient.WAIT);
+            long start = System.nanoTime();
+            Thread stopper = new Thread(() -> gateway.gateway().close(Duration.ofSeconds(10)));
+            stopper.start();
+            Wire.Frame answer = answerTo(client, 1);
+            assertEquals(ResponseCode.SYSTEM_BUSY, answer.code(), answer.remark());
+            stopper.join(10_000);
+            assertTrue(System.nanoTime() - start < Duration.ofSeconds(8).toNanos(),
+                "the stop waited neither for the broker's long poll nor for its answer");
         }
     }
 

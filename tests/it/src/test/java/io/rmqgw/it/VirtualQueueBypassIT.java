@@ -11,7 +11,11 @@ import io.rmqgw.it.fixture.GatewayFixture;
 import io.rmqgw.it.fixture.SharedCluster;
 import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.it.support.Admin;
+import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.FaultLoad;
+import io.rmqgw.it.support.ScenarioProcess;
+import io.rmqgw.it.support.ScenarioResult;
+import io.rmqgw.it.support.ScenarioRunner;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,10 +46,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Other groups on a virtual-queue topic, against the real 5.4.0 broker: while group A is served on virtual queues
- * (two consumers), a plain concurrent group B, an orderly group C and a broadcasting group D consume the same topic
- * through the same gateway. Their virtual queues are the real queues one to one, with real offsets: each of B, C and
- * D gets every message, C in each queue's order, B's commits land on the broker, and A still spreads over its
- * consumers.
+ * (two consumers), a plain concurrent group B, an orderly group C and a broadcasting group D (5.4.0 clients in this
+ * JVM) and a concurrent group E (a forked 4.9.7 client) consume the same topic through the same gateway. Their
+ * virtual queues are the real queues one to one, with real offsets: each of B, C, D and E gets every message, C in
+ * each queue's order, B's commits land on the broker, and A still spreads over its consumers.
  */
 @ExtendWith(SharedClusterExtension.class)
 class VirtualQueueBypassIT {
@@ -86,14 +90,19 @@ class VirtualQueueBypassIT {
         String plain = cluster.group("bypass-b");
         String orderly = cluster.group("bypass-c");
         String broadcast = cluster.group("bypass-d");
+        String forked = cluster.group("bypass-e");
         System.setProperty("rocketmq.client.localOffsetStoreDir", cluster.dir().resolve("bypass-offsets").toString());
         Admin.createTopic(cluster.brokerAddress(), topic, REAL_QUEUES);
         Admin.awaitRoute(cluster.namesrvAddress(), topic, cluster.brokerName(), Duration.ofSeconds(15));
         VirtualQueueConfig vq = new VirtualQueueConfig(served, topic, PER_REAL_QUEUE, null, null, 8, null, null, null);
         GatewayFixture gateway = GatewayFixture.start(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(vq));
         List<Received> all = new ArrayList<>();
+        ScenarioProcess e4 = null;
         try {
             String namesrv = gateway.namesrvAddress();
+            // a 4.9.7 client too (group E, forked): consumes from the first offset until it has every message
+            e4 = ScenarioRunner.scenario(ClientVersion.V4_9_7, "push-consume").namesrv(namesrv).topic(topic).group(forked)
+                .count(MESSAGES).timeout(Duration.ofSeconds(75)).rebalanceInterval(Duration.ofSeconds(2)).start();
             Received a0 = concurrent(served, topic, namesrv, "bypass-a0", MessageModel.CLUSTERING, all);
             Received a1 = concurrent(served, topic, namesrv, "bypass-a1", MessageModel.CLUSTERING, all);
             Received b = concurrent(plain, topic, namesrv, "bypass-b", MessageModel.CLUSTERING, all);
@@ -150,6 +159,10 @@ class VirtualQueueBypassIT {
             } catch (AssertionError e) {
                 throw new AssertionError(e.getMessage() + ": " + progress.get(), e);
             }
+            ScenarioResult fromForked = e4.await();
+            Set<String> missedByForked = new HashSet<>(sent);
+            fromForked.keys("received").forEach(missedByForked::remove);
+            assertTrue(missedByForked.isEmpty(), "the 4.9.7 group missed " + missedByForked.size() + " messages");
             assertTrue(a0.distinct().size() > 0 && a1.distinct().size() > 0, "A spreads over both its consumers: "
                 + progress.get());
 
@@ -186,6 +199,9 @@ class VirtualQueueBypassIT {
                 .tag("code", "LOCK_BATCH_MQ").counter().count() > 0);
         } finally {
             all.forEach(r -> r.consumer().shutdown());
+            if (e4 != null) {
+                e4.close();
+            }
             gateway.close();
         }
     }
