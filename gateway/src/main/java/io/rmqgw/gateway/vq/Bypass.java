@@ -93,6 +93,8 @@ final class Bypass {
     private final VirtualQueues queues;
     private final Set<PullInFlight> pulls = ConcurrentHashMap.newKeySet();
     private final Map<Integer, Counter> counters = new ConcurrentHashMap<>();
+    /** Each virtual-queue topic's bypass map as last used. */
+    private final Map<String, BypassMap> maps = new ConcurrentHashMap<>();
     private final Set<HeldEmpty> held = ConcurrentHashMap.newKeySet();
 
     Bypass(VirtualQueues queues) {
@@ -259,7 +261,7 @@ final class Bypass {
                 return;
             }
         }
-        Map<String, BypassMap> maps = new HashMap<>();
+        Map<String, BypassMap> byTopic = new HashMap<>();
         Map<String, List<JsonNode>> perBroker = new TreeMap<>();
         List<JsonNode> lockedHere = new ArrayList<>();
         for (JsonNode mq : body.path("mqSet")) {
@@ -267,7 +269,7 @@ final class Bypass {
             if (topic == null) {
                 continue; // not locked
             }
-            BypassMap map = maps.computeIfAbsent(topic, t -> BypassMap.of(cluster.queues(t)));
+            BypassMap map = byTopic.computeIfAbsent(topic, this::mapOf);
             RealQueue real = map.real(mq.path("queueId").asInt(-1));
             if (real == null) {
                 lockedHere.add(mq);
@@ -307,7 +309,7 @@ final class Bypass {
                         JsonNode ok = VirtualBrokerHandler.readJson(answer.bodySlice());
                         for (JsonNode mq : ok == null ? JSON.createArrayNode() : ok.path("lockOKMQSet")) {
                             String topic = mq.path("topic").asText(null);
-                            BypassMap map = topic == null ? null : maps.get(topic);
+                            BypassMap map = topic == null ? null : byTopic.get(topic);
                             int virtualQueue = map == null ? -1
                                 : map.virtualOf(mq.path("brokerName").asText(null), mq.path("queueId").asInt(-1));
                             if (virtualQueue >= 0) {
@@ -508,18 +510,44 @@ final class Bypass {
             return;
         }
         if (cluster.knowsTopic(topic)) {
-            then.accept(BypassMap.of(cluster.queues(topic)));
+            then.accept(mapOf(topic));
             return;
         }
         queues.routes().refresh(topic, session.client().eventLoop()).addListener(f -> {
             if (cluster.knowsTopic(topic)) {
-                then.accept(BypassMap.of(cluster.queues(topic)));
+                then.accept(mapOf(topic));
             } else {
                 // an empty answer here would make a client start over from its consumeFromWhere
                 error(session, r, ResponseCode.SYSTEM_ERROR, "the route of topic " + topic + " is not known to the "
                     + "gateway" + (f.isSuccess() ? "" : " (name servers: " + f.cause().getMessage() + ")"));
             }
         });
+    }
+
+    /**
+     * The bypass map of {@code topic} (its route known): what the route says, with every real queue this gateway saw
+     * before keeping its place ({@link BypassMap#with}), so a broker that drops out of the route while it restarts
+     * renames no virtual queue; its own are answered with errors meanwhile (no master known, or not reachable). A
+     * change that still renames (a new broker whose name sorts before a known one) is logged and counted
+     * ({@code rmqgw_vq_bypass_remaps_total}): the clients of bypassing groups holding those virtual queues read and
+     * commit another real queue's offsets until they restart.
+     */
+    private BypassMap mapOf(String topic) {
+        BypassMap routed = BypassMap.of(queues.context().cluster().queues(topic));
+        BypassMap before = maps.get(topic);
+        BypassMap map = before == null ? routed : before.with(routed);
+        if (map.equals(before)) {
+            return before;
+        }
+        maps.put(topic, map);
+        if (before != null && before.renamedBy(map)) {
+            log.warn("virtual queues of topic {} now stand for other real queues for groups that bypass ({} -> {}): "
+                + "restart those groups' consumers", topic, before.queues(), map.queues());
+            Counter.builder("rmqgw.vq.bypass.remaps").description("Route changes that put other real queues behind "
+                + "the virtual queues of groups that bypass").tag("topic", topic)
+                .register(queues.context().metrics().registry()).increment();
+        }
+        return map;
     }
 
     /**

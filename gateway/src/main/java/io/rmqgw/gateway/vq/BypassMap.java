@@ -29,6 +29,25 @@ record BypassMap(List<RealQueue> queues) {
                 readable.merge(q.brokerName(), q.readQueueNums(), Math::max);
             }
         }
+        return fromCounts(readable);
+    }
+
+    /**
+     * This map with {@code routed}'s queues added: a broker or queues missing from {@code routed} (a broker restarting
+     * drops out of its topics' routes) keep their places, so the virtual queues after them keep their real queues.
+     */
+    BypassMap with(BypassMap routed) {
+        Map<String, Integer> counts = new TreeMap<>();
+        for (RealQueue q : queues) {
+            counts.merge(q.brokerName(), q.queueId() + 1, Math::max);
+        }
+        for (RealQueue q : routed.queues) {
+            counts.merge(q.brokerName(), q.queueId() + 1, Math::max);
+        }
+        return fromCounts(counts);
+    }
+
+    private static BypassMap fromCounts(Map<String, Integer> readable) {
         List<RealQueue> out = new ArrayList<>();
         readable.forEach((broker, count) -> {
             for (int i = 0; i < count; i++) {
@@ -57,6 +76,19 @@ record BypassMap(List<RealQueue> queues) {
             (a, b) -> a.brokerName().equals(b.brokerName()) ? Integer.compare(a.queueId(), b.queueId())
                 : a.brokerName().compareTo(b.brokerName()));
         return at < 0 ? -1 : at;
+    }
+
+    /**
+     * Whether {@code next} puts another real queue behind a virtual queue both maps have: its clients would then read
+     * and commit one real queue's offsets on another (queues appended at the end rename nothing).
+     */
+    boolean renamedBy(BypassMap next) {
+        for (int i = 0; i < Math.min(size(), next.size()); i++) {
+            if (!queues.get(i).equals(next.queues.get(i))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The brokers holding the topic's readable queues, by name. */

@@ -1,6 +1,8 @@
 package io.rmqgw.gateway.vq;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.rmqgw.routing.ClusterView;
@@ -58,6 +60,22 @@ class BypassMapTest {
         assertNull(map.real(4));
         assertNull(map.real(31));
         assertNull(map.real(-1));
+    }
+
+    @Test
+    void aBrokerMissingFromTheRouteKeepsItsPlaces() {
+        BypassMap seen = BypassMap.of(List.of(queues("broker-a", 4, READ_WRITE), queues("broker-b", 4, READ_WRITE)));
+        BypassMap restarting = BypassMap.of(List.of(queues("broker-b", 4, READ_WRITE)));
+        assertTrue(seen.renamedBy(restarting), "the route alone would put broker-b's queues behind 0..3");
+        BypassMap kept = seen.with(restarting);
+        assertEquals(seen, kept);
+        assertFalse(seen.renamedBy(kept));
+        // queues added at the end rename nothing; a broker sorting first does
+        BypassMap grown = kept.with(BypassMap.of(List.of(queues("broker-b", 6, READ_WRITE))));
+        assertEquals(10, grown.size());
+        assertFalse(kept.renamedBy(grown));
+        assertEquals(new RealQueue("broker-b", 5), grown.real(9));
+        assertTrue(grown.renamedBy(grown.with(BypassMap.of(List.of(queues("broker-0", 1, READ_WRITE))))));
     }
 
     @Test
