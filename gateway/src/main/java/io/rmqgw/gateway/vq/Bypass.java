@@ -59,6 +59,8 @@ final class Bypass {
     private static final AttributeKey<Set<String>> TOPICS = AttributeKey.valueOf("rmqgw.vq.bypass.topics");
     /** PullSysFlag's suspend bit: the client lets the broker hold the pull. */
     private static final int FLAG_SUSPEND = 1 << 1;
+    /** The property holding a message's client id (MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX). */
+    private static final String UNIQUE_KEY = "UNIQ_KEY";
     /** The longest a pull on an empty virtual queue is held: what brokers allow a push consumer's long poll. */
     private static final long MAX_EMPTY_HOLD_MILLIS = 15_000;
 
@@ -216,29 +218,71 @@ final class Bypass {
 
     /**
      * CONSUMER_SEND_MSG_BACK of a message pulled from a virtual queue: on to the broker that stores it, which the
-     * request names only by commit-log offset. With one broker behind the topic that is that broker; with several the
-     * gateway cannot tell, and refuses: the client then sends the message to the group's retry topic itself, as
-     * RocketMQ clients do when a send-back fails (nothing is lost; the delay level is the client's own choice).
+     * request names only by commit-log offset. With one broker behind the topic that is that broker; with several,
+     * each is asked for the record at that offset (VIEW_MESSAGE_BY_ID), and the one whose record is the message (its
+     * topic, and its UNIQ_KEY where it has one, the id the client sent) takes it. When none or several match, the
+     * send-back is refused: the client then sends the message to the group's retry topic itself, as RocketMQ clients
+     * do when a send-back fails (nothing is lost; the delay level is the client's own choice).
      */
     void sendBack(RelaySession session, VirtualBrokerHandler.Request r) {
         counted(r);
         String topic = r.field("originTopic");
         withRoute(session, r, topic, map -> {
-            Set<String> brokers = map.brokerNames();
-            if (brokers.size() != 1) {
-                error(session, r, RemotingSysResponseCode.SYSTEM_ERROR, "send-back through the virtual broker: topic "
-                    + topic + " has " + brokers.size() + " brokers and the request names the message by commit-log "
-                    + "offset only; send the message to the retry topic instead");
+            List<String> brokers = new ArrayList<>(map.brokerNames());
+            if (brokers.size() == 1) {
+                sendBackTo(session, r, brokers.get(0));
                 return;
             }
-            String broker = brokers.iterator().next();
-            Map<String, String> ext = r.ext() == null ? new LinkedHashMap<>() : new LinkedHashMap<>(r.ext());
-            if (ext.containsKey("bname")) {
-                ext.put("bname", broker);
+            long offset = r.longField("offset", -1);
+            List<String> storing = new ArrayList<>();
+            int[] waiting = {brokers.size()};
+            for (String broker : brokers) {
+                Map<String, String> ext = new LinkedHashMap<>();
+                ext.put("topic", topic);
+                ext.put("offset", Long.toString(offset));
+                ask(session, broker, RequestCode.VIEW_MESSAGE_BY_ID, ext, answer -> {
+                    try {
+                        if (answer != null && answer.code() == ResponseCode.SUCCESS
+                            && isTheMessage(answer.bodySlice(), topic, offset, r.field("originMsgId"))) {
+                            storing.add(broker);
+                        }
+                    } finally {
+                        if (answer != null) {
+                            answer.release();
+                        }
+                    }
+                    if (--waiting[0] == 0) {
+                        if (storing.size() == 1) {
+                            sendBackTo(session, r, storing.get(0));
+                        } else {
+                            error(session, r, RemotingSysResponseCode.SYSTEM_ERROR, "send-back through the virtual "
+                                + "broker: " + storing.size() + " of topic " + topic + "'s " + brokers.size()
+                                + " brokers store a message at commit-log offset " + offset + " that is this one; send "
+                                + "the message to the retry topic instead");
+                        }
+                    }
+                });
             }
-            send(session, r, broker, ext, null, queues.context().upstream().requestTimeoutNanos(),
-                relayed(session, r));
         });
+    }
+
+    /** Whether {@code record} (a VIEW_MESSAGE_BY_ID answer) is the message a send-back names. */
+    static boolean isTheMessage(ByteBuf record, String topic, long commitLogOffset, String originMsgId) {
+        int at = record.readerIndex();
+        if (StoredRecords.recordLength(record, at) <= 0 || StoredRecords.commitLogOffset(record, at) != commitLogOffset
+            || !topic.equals(StoredRecords.topic(record, at))) {
+            return false;
+        }
+        String id = StoredRecords.property(record, at, UNIQUE_KEY);
+        return id == null || originMsgId == null || id.equals(originMsgId);
+    }
+
+    private void sendBackTo(RelaySession session, VirtualBrokerHandler.Request r, String broker) {
+        Map<String, String> ext = r.ext() == null ? new LinkedHashMap<>() : new LinkedHashMap<>(r.ext());
+        if (ext.containsKey("bname")) {
+            ext.put("bname", broker);
+        }
+        send(session, r, broker, ext, null, queues.context().upstream().requestTimeoutNanos(), relayed(session, r));
     }
 
     /**
@@ -605,9 +649,22 @@ final class Bypass {
             });
     }
 
+    /** The gateway's own request {@code code} to {@code brokerName}'s master; {@code then} gets the answer or null. */
+    private void ask(RelaySession session, String brokerName, int code, Map<String, String> ext,
+                     Consumer<RemotingFrame> then) {
+        Optional<String> master = queues.context().cluster().masterAddress(brokerName);
+        if (master.isEmpty()) {
+            then.accept(null);
+            return;
+        }
+        queues.pool().broker(master.get()).request(code, ext, null, queues.context().upstream().requestTimeoutNanos(),
+            session.client().eventLoop()).addListener(f -> then.accept(f.isSuccess() ? (RemotingFrame) f.getNow() : null));
+    }
+
     private void counted(VirtualBrokerHandler.Request r) {
         counters.computeIfAbsent(r.code(), code -> Counter.builder("rmqgw.vq.bypass.requests")
             .description("Virtual-broker requests of groups not served on the topic, sent on to its real queues")
-            .tag("code", GatewayMetrics.requestCodeLabel(code)).register(queues.context().metrics().registry())).increment();
+            .tag("code", GatewayMetrics.requestCodeLabel(code)).register(queues.context().metrics().registry()))
+            .increment();
     }
 }

@@ -1,6 +1,7 @@
 package io.rmqgw.gateway.vq;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -97,6 +98,15 @@ class BypassTest {
                 response.setBody(JSON.writeValueAsBytes(locked));
             } catch (Exception e) {
                 throw new IllegalStateException(e);
+            }
+        } else if (request.getCode() == RequestCode.VIEW_MESSAGE_BY_ID) {
+            // broker-b stores the message at the commit-log offset of broker-b's queue 1, offset 7; broker-a another
+            long offset = Long.parseLong(ext.get("offset"));
+            RealQueue stored = new RealQueue("broker-b", 1);
+            if (!broker.equals(stored.brokerName()) || offset != Records.commitLogOffset(stored, 7)) {
+                response.setBody(Records.record(new RealQueue(broker, 3), 2)); // another message at that offset
+            } else {
+                response.setBody(Records.record(stored, 7));
             }
         } else if (request.getCode() == RequestCode.QUERY_CONSUMER_OFFSET) {
             response.addExtField("offset", "4" + ext.get("queueId")); // 40 + the real queue id
@@ -268,21 +278,48 @@ class BypassTest {
 
     @Test
     @CoversCodes({RequestCode.GET_CONSUMER_LIST_BY_GROUP, RequestCode.CONSUMER_SEND_MSG_BACK})
-    void membersComeFromTheBrokersAndASendBackNeedsOneBroker() throws Exception {
+    void membersComeFromTheBrokersAndASendBackGoesToTheBrokerStoringTheMessage() throws Exception {
         try (RawClient client = RawClient.connect(virtualPort())) {
             client.send(Wire.request(RequestCode.GET_CONSUMER_LIST_BY_GROUP).opaque(1).ext("consumerGroup", OTHER)
                 .bytes());
             Wire.Frame members = answerTo(client, 1);
             assertEquals("broker-a " + RequestCode.GET_CONSUMER_LIST_BY_GROUP, members.remark(),
                 "the first broker of the topic answers");
-            // two brokers behind the topic: a commit-log offset does not say which stores the message
+            // two brokers behind the topic: each is asked which stores the message at that commit-log offset
+            long stored = Records.commitLogOffset(new RealQueue("broker-b", 1), 7);
             client.send(Wire.request(RequestCode.CONSUMER_SEND_MSG_BACK).opaque(2).ext("group", OTHER)
-                .ext("originTopic", TOPIC).ext("offset", "1000").ext("delayLevel", "0").bytes());
+                .ext("originTopic", TOPIC).ext("offset", Long.toString(stored)).ext("delayLevel", "0").bytes());
             Wire.Frame sendBack = answerTo(client, 2);
-            assertEquals(ResponseCode.SYSTEM_ERROR, sendBack.code());
-            assertTrue(sendBack.remark().contains("retry topic"), sendBack.remark());
+            assertEquals(Wire.SUCCESS, sendBack.code(), sendBack.remark());
+            assertEquals("broker-b " + RequestCode.CONSUMER_SEND_MSG_BACK, sendBack.remark());
+            Wire.Frame taken = brokerB.awaitFrame(f -> f.code() == RequestCode.CONSUMER_SEND_MSG_BACK, RawClient.WAIT)
+                .frame();
+            assertEquals(Long.toString(stored), taken.ext().get("offset"));
+            assertTrue(brokerA.drainReceived().stream().noneMatch(f -> f.frame().code()
+                == RequestCode.CONSUMER_SEND_MSG_BACK), "broker-a's record at that offset is another message");
+            // an offset where no broker stores a message of the topic: refused, the client resends it itself
+            client.send(Wire.request(RequestCode.CONSUMER_SEND_MSG_BACK).opaque(3).ext("group", OTHER)
+                .ext("originTopic", "other-topic").ext("offset", Long.toString(stored)).bytes());
+            Wire.Frame refused = answerTo(client, 3);
+            assertEquals(ResponseCode.NO_PERMISSION, refused.code(), "a topic not on virtual queues: " + refused.remark());
+            client.send(Wire.request(RequestCode.CONSUMER_SEND_MSG_BACK).opaque(4).ext("group", OTHER)
+                .ext("originTopic", TOPIC).ext("offset", "5").bytes());
+            Wire.Frame none = answerTo(client, 4);
+            assertEquals(ResponseCode.SYSTEM_ERROR, none.code());
+            assertTrue(none.remark().contains("retry topic"), none.remark());
         }
-        assertEquals(1.0, bypassed(RequestCode.CONSUMER_SEND_MSG_BACK));
+        assertEquals(2.0, bypassed(RequestCode.CONSUMER_SEND_MSG_BACK), "the refused other-topic one did not bypass");
+    }
+
+    @Test
+    void aRecordIsTheMessageASendBackNamesByTopicOffsetAndId() {
+        RealQueue q = new RealQueue("broker-a", 2);
+        ByteBuf record = Unpooled.wrappedBuffer(Records.record(q, 4));
+        long offset = Records.commitLogOffset(q, 4);
+        assertTrue(Bypass.isTheMessage(record, TOPIC, offset, null), "no id sent: topic and offset decide");
+        assertFalse(Bypass.isTheMessage(record, TOPIC, offset + 1, null));
+        assertFalse(Bypass.isTheMessage(record, "other", offset, null));
+        assertFalse(Bypass.isTheMessage(Unpooled.wrappedBuffer(new byte[8]), TOPIC, offset, null));
     }
 
     private static String lockBody(String group, int... queues) throws Exception {

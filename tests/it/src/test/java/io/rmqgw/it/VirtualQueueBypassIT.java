@@ -60,12 +60,17 @@ class VirtualQueueBypassIT {
     private static final int MESSAGES = 200;
 
     /** A consumer and what it received: every key in arrival order, and per queue id the keys in order. */
-    private record Received(DefaultMQPushConsumer consumer, List<String> keys, Map<Integer, List<String>> perQueue) {
+    private record Received(DefaultMQPushConsumer consumer, List<String> keys, Map<Integer, List<String>> perQueue,
+                            Set<String> redelivered) {
         static Received of(DefaultMQPushConsumer consumer) {
-            return new Received(consumer, Collections.synchronizedList(new ArrayList<>()), new ConcurrentHashMap<>());
+            return new Received(consumer, Collections.synchronizedList(new ArrayList<>()), new ConcurrentHashMap<>(),
+                ConcurrentHashMap.newKeySet());
         }
 
         void add(MessageExt m) {
+            if (m.getReconsumeTimes() > 0) {
+                redelivered.add(m.getKeys());
+            }
             keys.add(m.getKeys());
             perQueue.computeIfAbsent(m.getQueueId(), q -> Collections.synchronizedList(new ArrayList<>())).add(m.getKeys());
         }
@@ -105,7 +110,9 @@ class VirtualQueueBypassIT {
                 .count(MESSAGES).timeout(Duration.ofSeconds(75)).rebalanceInterval(Duration.ofSeconds(2)).start();
             Received a0 = concurrent(served, topic, namesrv, "bypass-a0", MessageModel.CLUSTERING, all);
             Received a1 = concurrent(served, topic, namesrv, "bypass-a1", MessageModel.CLUSTERING, all);
-            Received b = concurrent(plain, topic, namesrv, "bypass-b", MessageModel.CLUSTERING, all);
+            // B sends a few messages back (RECONSUME_LATER): the send-back goes on to the broker storing them
+            Set<String> sentBack = Set.of("bypass-3", "bypass-50", "bypass-101");
+            Received b = concurrent(plain, topic, namesrv, "bypass-b", MessageModel.CLUSTERING, sentBack, all);
             Received c = orderly(orderly, topic, namesrv, all);
             Received d = concurrent(broadcast, topic, namesrv, "bypass-d", MessageModel.BROADCASTING, all);
 
@@ -147,14 +154,14 @@ class VirtualQueueBypassIT {
             Set<String> sent = storedIn.keySet();
 
             java.util.function.Supplier<String> progress = () -> "A " + (a0.distinct().size() + a1.distinct().size())
-                + ", B " + b.distinct().size() + ", C " + c.distinct().size() + ", D " + d.distinct().size()
+                + ", B " + b.distinct().size() + " (redelivered " + b.redelivered() + "), C " + c.distinct().size() + ", D " + d.distinct().size()
                 + " of " + MESSAGES;
             try {
                 FaultLoad.await("every group got every message", Duration.ofSeconds(45), () -> {
                     Set<String> served2 = a0.distinct();
                     served2.addAll(a1.distinct());
                     return served2.containsAll(sent) && b.distinct().containsAll(sent) && c.distinct().containsAll(sent)
-                        && d.distinct().containsAll(sent);
+                        && d.distinct().containsAll(sent) && b.redelivered().containsAll(sentBack);
                 });
             } catch (AssertionError e) {
                 throw new AssertionError(e.getMessage() + ": " + progress.get(), e);
@@ -197,6 +204,13 @@ class VirtualQueueBypassIT {
                 .tag("code", "PULL_MESSAGE").counter().count() > 0);
             assertTrue(gateway.metrics().registry().get("rmqgw.vq.bypass.requests")
                 .tag("code", "LOCK_BATCH_MQ").counter().count() > 0);
+            // B's send-backs went through the virtual broker and the broker took them itself (a refused one would have
+            // been sent to the retry topic by the client instead, which the broker does not count as a send-back)
+            assertEquals(sentBack.size(), gateway.metrics().registry().get("rmqgw.vq.bypass.requests")
+                .tag("code", "CONSUMER_SEND_MSG_BACK").counter().count());
+            var sendBacks = broker.getBrokerStatsManager().getStatsItem(
+                org.apache.rocketmq.store.stats.BrokerStatsManager.SNDBCK_PUT_NUMS, topic + "@" + plain);
+            assertEquals(sentBack.size(), sendBacks == null ? 0 : sendBacks.getValue().sum());
         } finally {
             all.forEach(r -> r.consumer().shutdown());
             if (e4 != null) {
@@ -208,9 +222,19 @@ class VirtualQueueBypassIT {
 
     private static Received concurrent(String group, String topic, String namesrv, String instance, MessageModel model,
                                        List<Received> all) throws Exception {
+        return concurrent(group, topic, namesrv, instance, model, Set.of(), all);
+    }
+
+    /** A concurrent consumer that answers RECONSUME_LATER (delay level 1: 1 s) to the first delivery of {@code later}. */
+    private static Received concurrent(String group, String topic, String namesrv, String instance, MessageModel model,
+                                       Set<String> later, List<Received> all) throws Exception {
         return start(consumer(group, topic, namesrv, instance, model), all, (c, r) -> c.registerMessageListener(
             (MessageListenerConcurrently) (msgs, context) -> {
                 msgs.forEach(r::add);
+                if (msgs.stream().anyMatch(m -> m.getReconsumeTimes() == 0 && later.contains(m.getKeys()))) {
+                    context.setDelayLevelWhenNextConsume(1);
+                    return ConsumeConcurrentlyStatus.RECONSUME_LATER;
+                }
                 return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
             }));
     }
