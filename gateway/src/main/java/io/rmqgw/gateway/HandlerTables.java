@@ -5,6 +5,7 @@ import static org.apache.rocketmq.remoting.protocol.RequestCode.CONSUMER_SEND_MS
 import static org.apache.rocketmq.remoting.protocol.RequestCode.CONSUME_MESSAGE_DIRECTLY;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.GET_BROKER_CLUSTER_INFO;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.GET_CONSUMER_LIST_BY_GROUP;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.GET_EARLIEST_MSG_STORETIME;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.GET_MAX_OFFSET;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.GET_MIN_OFFSET;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.GET_ROUTEINFO_BY_TOPIC;
@@ -16,6 +17,7 @@ import static org.apache.rocketmq.remoting.protocol.RequestCode.PULL_MESSAGE;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.QUERY_CONSUMER_OFFSET;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.QUERY_MESSAGE;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.REGISTER_TOPIC_IN_NAMESRV;
+import static org.apache.rocketmq.remoting.protocol.RequestCode.SEARCH_OFFSET_BY_TIMESTAMP;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.SEND_BATCH_MESSAGE;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.SEND_MESSAGE;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.SEND_MESSAGE_V2;
@@ -108,16 +110,18 @@ public final class HandlerTables {
 
     /**
      * The virtual-queue broker (served by the gateway, no upstream): consumers of the opted-in groups pull,
-     * commit and register there, all answered by {@code consumers}; every other code REQUEST_CODE_NOT_SUPPORTED.
+     * commit and register there, all answered by {@code consumers}, and other groups of those topics bypass to the
+     * real queues; every other code REQUEST_CODE_NOT_SUPPORTED.
      */
     public static HandlerTable virtualBroker(RequestHandler consumers) {
         return HandlerTable.builder("broker")
-            // leases on virtual queues (long polls held by the gateway), commits acknowledging them
+            // leases on virtual queues (long polls held by the gateway), commits acknowledging them; other groups'
+            // requests sent on to the real queue behind the virtual one
             .request(consumers, PULL_MESSAGE, UPDATE_CONSUMER_OFFSET, QUERY_CONSUMER_OFFSET, GET_MAX_OFFSET,
-                GET_MIN_OFFSET, CONSUMER_SEND_MSG_BACK)
+                GET_MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, GET_EARLIEST_MSG_STORETIME, CONSUMER_SEND_MSG_BACK)
             // the group's members as the gateway knows them; every client heartbeats every broker of its routes
             .request(consumers, HEART_BEAT, UNREGISTER_CLIENT, GET_CONSUMER_LIST_BY_GROUP)
-            // orderly groups are refused with a reason
+            // orderly groups lock the real queues (the served group is refused with a reason)
             .request(consumers, LOCK_BATCH_MQ, UNLOCK_BATCH_MQ)
             .fallback(RequestHandler.NOT_SERVED)
             .build();

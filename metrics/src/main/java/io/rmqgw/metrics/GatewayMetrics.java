@@ -549,6 +549,11 @@ public final class GatewayMetrics implements AutoCloseable {
         return c == null ? 0 : c.count();
     }
 
+    /** The {@code code} label of {@code requestCode}, as every per-code meter writes it (e.g. {@code PULL_MESSAGE}). */
+    public static String requestCodeLabel(int requestCode) {
+        return REQUEST_CODES.name(REQUEST_CODES.index(requestCode));
+    }
+
     /** A oneway request relayed (it has no answer, so no result and no latency). */
     public void oneway(int requestCode) {
         int req = REQUEST_CODES.index(requestCode);

@@ -1,6 +1,7 @@
 package io.rmqgw.codec.message;
 
 import io.netty.buffer.ByteBuf;
+import java.nio.charset.StandardCharsets;
 
 /**
  * Walks concatenated stored message records, the layout brokers keep in the commit log and send
@@ -133,6 +134,47 @@ public final class StoredRecords {
     public static int reconsumeTimes(ByteBuf buf, int pos) {
         int at = reconsumeTimesOffset(buf, pos);
         return at < 0 ? -1 : buf.getInt(pos + at);
+    }
+
+    /** TOPIC of the record at {@code pos}, or null when no well-formed record starts there. */
+    public static String topic(ByteBuf buf, int pos) {
+        int topicLengthAt = topicLengthOffset(buf, pos);
+        if (topicLengthAt < 0) {
+            return null;
+        }
+        int size = topicLengthSize(buf, pos);
+        return buf.toString(pos + topicLengthAt + size, topicLength(buf, pos, topicLengthAt), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The value of property {@code key} of the record at {@code pos}: null when it has none or no well-formed record
+     * starts there.
+     */
+    public static String property(ByteBuf buf, int pos, String key) {
+        int topicLengthAt = topicLengthOffset(buf, pos);
+        if (topicLengthAt < 0) {
+            return null;
+        }
+        int propertiesLengthAt = topicLengthAt + topicLengthSize(buf, pos) + topicLength(buf, pos, topicLengthAt);
+        return MessageProperties.value(buf, pos + propertiesLengthAt + 2, buf.getShort(pos + propertiesLengthAt), key);
+    }
+
+    /** Offset of TOPICLENGTH in the well-formed record at {@code pos}, or -1. */
+    private static int topicLengthOffset(ByteBuf buf, int pos) {
+        int available = buf.writerIndex() - pos;
+        if (pos < 0 || available < MIN_RECORD_LENGTH) {
+            return -1;
+        }
+        int bodyLengthAt = bodyLengthOffset(buf, pos, available);
+        return bodyLengthAt < 0 ? -1 : bodyLengthAt + 4 + buf.getInt(pos + bodyLengthAt);
+    }
+
+    private static int topicLengthSize(ByteBuf buf, int pos) {
+        return buf.getInt(pos + MAGIC_CODE_OFFSET) == MAGIC_CODE_V2 ? 2 : 1;
+    }
+
+    private static int topicLength(ByteBuf buf, int pos, int topicLengthAt) {
+        return topicLengthSize(buf, pos) == 1 ? buf.getByte(pos + topicLengthAt) : buf.getShort(pos + topicLengthAt);
     }
 
     /**

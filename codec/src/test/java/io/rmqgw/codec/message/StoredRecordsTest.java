@@ -154,6 +154,23 @@ class StoredRecordsTest {
     }
 
     @Test
+    void readsTopicAndPropertiesOfV1AndV2Records() throws Exception {
+        MessageExt first = message("10.0.0.1", 10911, "127.0.0.1", 3, 77L);
+        MessageExt second = message("10.0.0.2", 10911, "::1", 4, 78L);
+        byte[] v1 = MessageDecoder.encode(first, false);
+        ByteBuf body = Unpooled.wrappedBuffer(concat(v1, toMagicCodeV2(MessageDecoder.encode(second, false), second)));
+        assertEquals("TopicTest-3", StoredRecords.topic(body, 0));
+        assertEquals("v3", StoredRecords.property(body, 0, "k"));
+        assertEquals(first.getProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX),
+            StoredRecords.property(body, 0, MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX));
+        assertEquals(null, StoredRecords.property(body, 0, "absent"));
+        assertEquals("TopicTest-4", StoredRecords.topic(body, v1.length));
+        assertEquals("v4", StoredRecords.property(body, v1.length, "k"));
+        assertEquals(null, StoredRecords.topic(body, 1), "no record starts there");
+        assertEquals(null, StoredRecords.property(Unpooled.wrappedBuffer(new byte[8]), 0, "k"));
+    }
+
+    @Test
     void honoursReaderIndexAndWriterIndex() throws Exception {
         byte[] record = MessageDecoder.encode(message("10.0.0.1", 10911, "127.0.0.1", 0, 5L), false);
         byte[] frame = new byte[30 + record.length * 2];

@@ -2,6 +2,7 @@ package io.rmqgw.gateway.vq;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufInputStream;
 import io.netty.channel.Channel;
@@ -26,23 +27,41 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  * by the gateway: registrations and the group's member list, pulls that lease messages on virtual queues,
  * commits that acknowledge them, the offsets of virtual queues, and send-backs that hand a message back for
  * redelivery. Decoded on the client's event loop, carried out on the virtual queues' own loop, answered with
- * {@link RelaySession#writeToClient}.
+ * {@link RelaySession#writeToClient}. Groups not served on the topic (any other group, orderly and broadcasting
+ * ones too) go to {@link Bypass}: their virtual queues are the real ones.
  */
 final class VirtualBrokerHandler implements RequestHandler {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final VirtualQueues queues;
+    private final Bypass bypass;
 
-    VirtualBrokerHandler(VirtualQueues queues) {
+    VirtualBrokerHandler(VirtualQueues queues, Bypass bypass) {
         this.queues = queues;
+        this.bypass = bypass;
     }
 
-    /** A request's header fields, decoded once; {@code body} only for HEART_BEAT. */
-    private record Request(int code, int opaque, boolean oneway, SerializeType encoding, Map<String, String> ext,
-                           JsonNode heartbeat) {
+    /** A request's header, decoded once; {@code json} is the body of HEART_BEAT and (UN)LOCK_BATCH_MQ, else null. */
+    record Request(RemotingHeader header, SerializeType encoding, JsonNode json) {
+        int code() {
+            return header.code();
+        }
+
+        int opaque() {
+            return header.opaque();
+        }
+
+        boolean oneway() {
+            return (header.flag() & ONEWAY_FLAG) != 0;
+        }
+
+        Map<String, String> ext() {
+            return header.extFields();
+        }
+
         String field(String name) {
-            return ext == null ? null : ext.get(name);
+            return ext() == null ? null : ext().get(name);
         }
 
         long longField(String name, long fallback) {
@@ -60,33 +79,49 @@ final class VirtualBrokerHandler implements RequestHandler {
         }
     }
 
+    /** RemotingCommand's oneway flag bit. */
+    private static final int ONEWAY_FLAG = 1 << 1;
+
     @Override
     public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
         Request r;
         try {
-            JsonNode heartbeat = null;
+            JsonNode json = null;
             if (request.code() == RequestCode.HEART_BEAT) {
                 queues.clients().heartbeat(session.client(), VirtualQueues.REGISTRY_KEY, request.bodySlice());
-                heartbeat = readJson(request.bodySlice());
+                json = readJson(request.bodySlice());
+            } else if (request.code() == RequestCode.LOCK_BATCH_MQ || request.code() == RequestCode.UNLOCK_BATCH_MQ) {
+                json = readJson(request.bodySlice());
             }
-            r = new Request(request.code(), request.opaque(), request.isOneway(),
-                session.answerEncoding(request.encoding()), HeaderCodec.decodeHeader(request).extFields(), heartbeat);
+            r = new Request(HeaderCodec.decodeHeader(request), session.answerEncoding(request.encoding()), json);
         } finally {
             request.release();
         }
+        String group = r.field("consumerGroup");
+        String topic = r.field("topic");
         switch (r.code()) {
             case RequestCode.HEART_BEAT -> registered(session, r);
             case RequestCode.UNREGISTER_CLIENT -> unregistered(session, r);
             case RequestCode.GET_CONSUMER_LIST_BY_GROUP -> {
-                if (!r.oneway()) {
+                if (group != null && !queues.isServed(group)) {
+                    bypass.members(session, r); // its members are the real clients, registered on the brokers
+                } else if (!r.oneway()) {
                     session.answerLocally(ServedGroupFilter.membersAnswer(session, r.opaque(), r.encoding(), queues,
-                        r.field("consumerGroup")));
+                        group));
                 }
             }
-            case RequestCode.PULL_MESSAGE -> pull(session, r);
+            case RequestCode.PULL_MESSAGE -> {
+                if (bypass.applies(group, topic)) {
+                    bypass.pull(session, r);
+                } else {
+                    pull(session, r);
+                }
+            }
             case RequestCode.UPDATE_CONSUMER_OFFSET -> {
-                VirtualConsumer c = consumerOr(session, r, r.field("consumerGroup"), r.field("topic"));
-                if (c != null) {
+                VirtualConsumer c = bypass.applies(group, topic) ? null : consumerOr(session, r, group, topic);
+                if (bypass.applies(group, topic)) {
+                    bypass.offsets(session, r);
+                } else if (c != null) {
                     Channel channel = session.client();
                     int queue = r.intField("queueId", -1);
                     long offset = r.longField("commitOffset", -1);
@@ -95,9 +130,11 @@ final class VirtualBrokerHandler implements RequestHandler {
                 }
             }
             case RequestCode.QUERY_CONSUMER_OFFSET -> {
-                VirtualConsumer c = queues.consumer(r.field("consumerGroup"), r.field("topic"));
-                if (c == null) {
-                    error(session, r, ResponseCode.QUERY_NOT_FOUND, notServed(r.field("consumerGroup"), r.field("topic")));
+                VirtualConsumer c = queues.consumer(group, topic);
+                if (c == null && bypass.applies(group, topic)) {
+                    bypass.offsets(session, r);
+                } else if (c == null) {
+                    error(session, r, ResponseCode.QUERY_NOT_FOUND, notServed(group, topic));
                 } else {
                     int queue = r.intField("queueId", -1);
                     Channel channel = session.client();
@@ -105,19 +142,56 @@ final class VirtualBrokerHandler implements RequestHandler {
                         Map.of("offset", Long.toString(c.startOver(channel, queue)))));
                 }
             }
-            case RequestCode.GET_MAX_OFFSET -> maxOffset(session, r);
-            case RequestCode.GET_MIN_OFFSET -> success(session, r, Map.of("offset", "0"));
-            case RequestCode.CONSUMER_SEND_MSG_BACK -> sendBack(session, r);
-            case RequestCode.LOCK_BATCH_MQ, RequestCode.UNLOCK_BATCH_MQ -> error(session, r,
-                RemotingSysResponseCode.SYSTEM_ERROR, "orderly consumption is not served on virtual queues: take the "
-                    + "group out of virtual-queues to consume it in order");
+            // these name no group: the connection's registrations tell whether a bypass group asks
+            case RequestCode.GET_MAX_OFFSET, RequestCode.GET_MIN_OFFSET, RequestCode.SEARCH_OFFSET_BY_TIMESTAMP,
+                RequestCode.GET_EARLIEST_MSG_STORETIME -> {
+                if (bypass.connectionBypasses(session.client(), topic)) {
+                    bypass.offsets(session, r);
+                } else if (r.code() == RequestCode.GET_MAX_OFFSET) {
+                    maxOffset(session, r);
+                } else if (r.code() == RequestCode.GET_MIN_OFFSET) {
+                    success(session, r, Map.of("offset", "0"));
+                } else {
+                    error(session, r, RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED, "request code " + r.code()
+                        + " is not served on virtual queues (served groups start where their virtual queue's head is)");
+                }
+            }
+            case RequestCode.CONSUMER_SEND_MSG_BACK -> {
+                if (queues.consumer(r.field("group"), r.field("originTopic")) == null
+                    && bypass.applies(r.field("group"), r.field("originTopic"))) {
+                    bypass.sendBack(session, r);
+                } else {
+                    sendBack(session, r);
+                }
+            }
+            case RequestCode.LOCK_BATCH_MQ, RequestCode.UNLOCK_BATCH_MQ -> locks(session, r);
             default -> error(session, r, RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED,
                 "request code " + r.code() + " is not supported by the gateway's virtual-queue broker");
         }
         return null;
     }
 
-    private static JsonNode readJson(ByteBuf body) {
+    /**
+     * LOCK_BATCH_MQ / UNLOCK_BATCH_MQ: an orderly group that is not served on any of the queues' topics locks the
+     * real queues behind them; the served group cannot consume in order (its messages go to many consumers).
+     */
+    private void locks(RelaySession session, Request r) {
+        if (r.json() instanceof ObjectNode body) {
+            String group = body.path("consumerGroup").asText(null);
+            boolean bypassed = body.path("mqSet").size() > 0;
+            for (JsonNode mq : body.path("mqSet")) {
+                bypassed &= bypass.applies(group, mq.path("topic").asText(null));
+            }
+            if (bypassed) {
+                bypass.locks(session, r, body);
+                return;
+            }
+        }
+        error(session, r, RemotingSysResponseCode.SYSTEM_ERROR, "orderly consumption is not served on virtual queues "
+            + "for their group: take the group out of virtual-queues to consume it in order");
+    }
+
+    static JsonNode readJson(ByteBuf body) {
         try {
             return JSON.readTree(new ByteBufInputStream(body.duplicate()));
         } catch (IOException | RuntimeException e) {
@@ -127,10 +201,13 @@ final class VirtualBrokerHandler implements RequestHandler {
 
     private void registered(RelaySession session, Request r) {
         Set<String> joined = new LinkedHashSet<>();
-        JsonNode heartbeat = r.heartbeat();
+        JsonNode heartbeat = r.json();
         if (heartbeat != null) {
             for (JsonNode cd : heartbeat.path("consumerDataSet")) {
                 String group = cd.path("groupName").asText(null);
+                for (JsonNode sub : cd.path("subscriptionDataSet")) {
+                    bypass.registered(session.client(), group, sub.path("topic").asText(null));
+                }
                 for (VirtualConsumer c : queues.consumers()) {
                     if (c.config().group().equals(group)) {
                         if (!"CLUSTERING".equals(cd.path("messageModel").asText("CLUSTERING"))) {
@@ -226,19 +303,23 @@ final class VirtualBrokerHandler implements RequestHandler {
         return c;
     }
 
-    private static String notServed(String group, String topic) {
-        return "the gateway serves topic " + topic + " on virtual queues for the groups in virtual-queues only; "
-            + "group " + group + " is not one of them (list it, or consume the topic through another gateway)";
+    private String notServed(String group, String topic) {
+        if (!queues.servesTopic(topic)) {
+            return "group " + group + ": topic " + topic + " is not on the gateway's virtual queues; consume it from "
+                + "the brokers its route names";
+        }
+        return "group " + group + " is served on virtual queues for another topic, so the brokers do not know it as a "
+            + "consumer of " + topic + ": list it for " + topic + " too, or consume " + topic + " through another gateway";
     }
 
-    private static void success(RelaySession session, Request r, Map<String, String> ext) {
+    static void success(RelaySession session, Request r, Map<String, String> ext) {
         if (!r.oneway()) {
             session.writeToClient(Frames.encode(session.client().alloc(),
                 RemotingHeader.response(r.opaque(), ResponseCode.SUCCESS, null).withExtFields(ext), r.encoding(), null));
         }
     }
 
-    private static void error(RelaySession session, Request r, int code, String remark) {
+    static void error(RelaySession session, Request r, int code, String remark) {
         if (!r.oneway()) {
             session.writeToClient(Frames.errorResponse(session.client().alloc(), r.opaque(), r.encoding(), code, remark));
         }

@@ -80,6 +80,7 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
     private final EventLoop loop;
     private final String clientId;
     private final UpstreamRole role;
+    private final Bypass bypass;
     private final Map<String, VirtualConsumer> consumers = new ConcurrentHashMap<>();
     private volatile List<VirtualQueueConfig> settings;
     private volatile Set<String> groups;
@@ -96,7 +97,8 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
         this.storeHosts = brokers.storeHosts();
         this.loop = context.transport().workers().next();
         this.clientId = advertised + "@rmqgw-" + ProcessHandle.current().pid();
-        HandlerTable handlers = HandlerTables.virtualBroker(new VirtualBrokerHandler(this));
+        this.bypass = new Bypass(this);
+        HandlerTable handlers = HandlerTables.virtualBroker(new VirtualBrokerHandler(this, bypass));
         this.role = UpstreamRole.served(handlers, "virtual-queue broker " + BROKER_NAME);
         apply(Objects.requireNonNull(settings, "settings"));
     }
@@ -202,6 +204,8 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
                 count = Math.max(count, owned > 0 ? owned : c.perRealQueue() * readable);
             }
         }
+        // at least one virtual queue per real queue: groups not served here bypass, one virtual queue per real one
+        count = Math.max(count, readable);
         return VirtualRoute.rewrite(body, new VirtualRoute.VirtualBroker(BROKER_NAME, CLUSTER_NAME, address, count),
             dialect);
     }
@@ -380,6 +384,7 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
      */
     public void drain() {
         CompletableFuture<Void> done = new CompletableFuture<>();
+        bypass.drain();
         loop.execute(() -> {
             try {
                 consumers.values().forEach(VirtualConsumer::drain);
@@ -394,9 +399,12 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
         }
     }
 
-    /** The consumers' fetches waiting at brokers (long polls, in the pool's in-flight count). */
+    /**
+     * The consumers' fetches and the bypass groups' pulls waiting at brokers (long polls, in the pool's in-flight
+     * count, that deliver nothing once draining).
+     */
     public int fetchesInFlight() {
-        int n = 0;
+        int n = bypass.pullsInFlight();
         for (VirtualConsumer c : consumers.values()) {
             n += c.fetchesInFlight();
         }

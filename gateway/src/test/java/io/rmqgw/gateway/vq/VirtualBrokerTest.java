@@ -116,13 +116,15 @@ class VirtualBrokerTest {
             client.send(Wire.request(RequestCode.GET_MIN_OFFSET).opaque(4).ext("topic", TOPIC).ext("queueId", "5").bytes());
             assertEquals("0", client.read().ext().get("offset"));
 
+            // another group bypasses (BypassTest): virtual queue 9 has no real queue behind it
             client.send(Wire.request(RequestCode.QUERY_CONSUMER_OFFSET).opaque(5).ext("consumerGroup", "GID_other")
-                .ext("topic", TOPIC).ext("queueId", "0").bytes());
+                .ext("topic", TOPIC).ext("queueId", "9").bytes());
             Wire.Frame query = client.read();
             assertEquals(ResponseCode.QUERY_NOT_FOUND, query.code());
 
+            // a topic not on virtual queues has nothing to pull here
             client.send(Wire.request(RequestCode.PULL_MESSAGE).opaque(6).ext("consumerGroup", "GID_other")
-                .ext("topic", TOPIC).ext("queueId", "0").ext("queueOffset", "0").ext("maxMsgNums", "32")
+                .ext("topic", "TopicPlain").ext("queueId", "0").ext("queueOffset", "0").ext("maxMsgNums", "32")
                 .ext("sysFlag", "2").ext("commitOffset", "0").ext("suspendTimeoutMillis", "1000").bytes());
             Wire.Frame refused = client.read();
             assertEquals(ResponseCode.NO_PERMISSION, refused.code());
