@@ -1,7 +1,12 @@
 package io.rmqgw.embedded;
 
+import io.netty.handler.ssl.JdkSslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslProvider;
+import io.netty.handler.ssl.util.InsecureTrustManagerFactory;
 import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -387,28 +392,21 @@ public final class EmbeddedCluster implements AutoCloseable {
      * Asks the name server for GET_BROKER_CLUSTER_INFO over a short-lived blocking socket (a
      * NettyRemotingClient takes seconds to shut down) and looks for the broker as master.
      */
-    /** {@code plain} wrapped in TLS that trusts any certificate: only asks a local name server about itself. */
+    /**
+     * {@code plain} wrapped in TLS that trusts any certificate: only asks a local name server about itself. It presents
+     * the client certificate RocketMQ's own clients in this JVM present ({@code tls.client.certPath},
+     * {@code tls.client.keyPath}), for a name server started with {@code tls.server.need.client.auth=require}.
+     */
     private static Socket trustAnyTls(Socket plain, InetSocketAddress target) throws IOException {
-        try {
-            javax.net.ssl.SSLContext ssl = javax.net.ssl.SSLContext.getInstance("TLS");
-            ssl.init(null, new javax.net.ssl.TrustManager[] {new javax.net.ssl.X509TrustManager() {
-                @Override
-                public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType) {
-                }
-
-                @Override
-                public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType) {
-                }
-
-                @Override
-                public java.security.cert.X509Certificate[] getAcceptedIssuers() {
-                    return new java.security.cert.X509Certificate[0];
-                }
-            }}, null);
-            return ssl.getSocketFactory().createSocket(plain, target.getHostString(), target.getPort(), true);
-        } catch (java.security.GeneralSecurityException e) {
-            throw new IOException("no TLS in this JVM: " + e, e);
+        SslContextBuilder builder = SslContextBuilder.forClient().sslProvider(SslProvider.JDK)
+            .trustManager(InsecureTrustManagerFactory.INSTANCE);
+        String cert = System.getProperty("tls.client.certPath");
+        String key = System.getProperty("tls.client.keyPath");
+        if (cert != null && key != null) {
+            builder.keyManager(new File(cert), new File(key), System.getProperty("tls.client.keyPassword"));
         }
+        javax.net.ssl.SSLContext ssl = ((JdkSslContext) builder.build()).context();
+        return ssl.getSocketFactory().createSocket(plain, target.getHostString(), target.getPort(), true);
     }
 
     private static boolean isRegistered(String namesrvAddress, String clusterName, String brokerName,

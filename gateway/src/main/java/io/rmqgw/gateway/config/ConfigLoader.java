@@ -344,6 +344,13 @@ public final class ConfigLoader {
         if (config.upstream().tls().trustCert() != null) {
             upstreamTls.put("trust-cert", config.upstream().tls().trustCert());
         }
+        if (config.upstream().tls().certFile() != null) {
+            upstreamTls.put("cert-file", config.upstream().tls().certFile());
+            upstreamTls.put("key-file", config.upstream().tls().keyFile());
+        }
+        if (config.upstream().tls().keyPassword() != null) {
+            upstreamTls.put("key-password", config.upstream().tls().keyPassword());
+        }
         // upstream.acl is never written out (check-config and the start summary print this): it holds a secret
         ObjectNode downstream = root.putObject("downstream");
         downstream.put("response-encoding", config.downstream().responseEncoding().label());

@@ -83,7 +83,7 @@ record FanoutMessages(SendFields send, List<Message> messages, ByteBuf stripped)
             long born = header.bornTimestamp();
             send = new SendFields(header.producerGroup(), header.topic(), orZero(header.queueId()), sysFlag,
                 born == CommandHeader.ABSENT_LONG ? System.currentTimeMillis() : born, orZero(header.messageFlag()),
-                batch ? singleProperties : waitProperty(singleProperties), orZero(header.reconsumeTimes()));
+                waitProperty(singleProperties), orZero(header.reconsumeTimes()));
         } finally {
             decoded.release();
         }
@@ -183,6 +183,12 @@ record FanoutMessages(SendFields send, List<Message> messages, ByteBuf stripped)
     }
 
     /** Only the WAIT property of a single send's properties, for the batch header (the rest belongs to the message). */
+    /**
+     * The parts' header properties: only WAIT. Each message's own properties travel in its entry; a batch header's
+     * others describe the client's whole batch, which no part is: its UNIQ_KEY above all, since a 4.9.x broker
+     * appends the header's properties to every message of a batch (5.x does not), so every part message would
+     * take the batch's id as its own.
+     */
     private static String waitProperty(String properties) {
         if (properties == null) {
             return null;

@@ -71,6 +71,23 @@ public interface Dialer {
         };
     }
 
+    /**
+     * Why a server ended an upstream TLS session after the handshake, or null when {@code cause} is no TLS failure.
+     * Under TLS 1.3 a server that requires a client certificate checks it only after the client's handshake is
+     * done, so its refusal (an alert such as {@code certificate_required}) arrives on the first read, wrapped by
+     * the decoder; the words say what to configure.
+     */
+    static String tlsRefusal(Throwable cause) {
+        for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SSLException) {
+                String why = "TLS session ended: " + Addresses.describe(t);
+                return why.contains("certificate") ? why + " (a server requiring client certificates needs"
+                    + " upstream.tls.cert-file and key-file, signed by what it trusts)" : why;
+            }
+        }
+        return null;
+    }
+
     /** TCP with Nagle off and the gateway's water marks. */
     static Dialer tcp(Transport transport) {
         return (target, loop, connectTimeoutMillis, handler) -> new Bootstrap()

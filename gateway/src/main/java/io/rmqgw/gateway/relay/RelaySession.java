@@ -22,6 +22,7 @@ import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.limits.RateLimits;
 import io.rmqgw.gateway.edge.HeaderUpgrade;
 import io.rmqgw.gateway.net.Addresses;
+import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.ListenerMeters;
 import io.rmqgw.metrics.GatewayMetrics.UpstreamFailure;
@@ -92,6 +93,8 @@ public final class RelaySession {
     /** Since when ({@code System.nanoTime()}, never 0) a malformed frame ended the client's input; 0 while it is read. */
     private long inputEndedNanos;
     private boolean closeIssued;
+    /** Why the upstream connection ended, when it said so (a TLS refusal); for the answers it leaves owed. */
+    private String upstreamEnded;
     /**
      * Requests whose handler took them without forwarding or answering at once: it answers later through
      * {@link #writeToClient} (a fan-out, a route answer waiting for its listeners). In flight like pending ones.
@@ -798,7 +801,8 @@ public final class RelaySession {
         if (!(state instanceof SessionState.Connected c) || c.channel() != upstream) {
             return;
         }
-        String reason = "connection to " + role.describe(c.target()) + " closed";
+        String reason = "connection to " + role.describe(c.target()) + " closed"
+            + (upstreamEnded == null ? "" : " (" + upstreamEnded + ")");
         // requests still arriving before the close below get this error, not a fresh dial
         state = state.lost(reason, System.nanoTime());
         reads.upstream(null);
@@ -880,6 +884,7 @@ public final class RelaySession {
     }
 
     private void failed(Channel channel, String side, Throwable cause) {
+        String tlsRefusal = channel == client ? null : Dialer.tlsRefusal(cause);
         if (cause instanceof MalformedFrameException m) {
             boolean answersOwed = channel == client && owedAnswers > 0;
             logClose(side, channel, m.getMessage(), answersOwed);
@@ -894,6 +899,9 @@ public final class RelaySession {
             context.metrics().connectionClosed(handlers.role(), CloseReason.INCOMPLETE_FRAME_BUDGET);
             endInput();
             return;
+        } else if (tlsRefusal != null) {
+            upstreamEnded = tlsRefusal;
+            log.warn("client {}: upstream {}: {}", clientAddress, Addresses.of(channel.remoteAddress()), upstreamEnded);
         } else if (cause instanceof IOException) {
             log.debug("{} connection {}: {}", side, Addresses.of(channel.remoteAddress()), cause.toString());
         } else {

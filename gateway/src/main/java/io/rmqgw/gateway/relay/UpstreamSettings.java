@@ -42,11 +42,13 @@ public record UpstreamSettings(NamesrvAddresses namesrv, int connectTimeoutMilli
             RequestSigner.of(config.acl()), clientTls(config.tls()));
     }
 
-    /** The context for {@code config}, or null when it is off; the trust file was checked by the config. */
+    /** The context for {@code config}, or null when it is off; its files were checked by the config. */
     static SslContext clientTls(UpstreamTlsConfig config) {
         if (!config.enabled()) {
             return null;
         }
+        String path = "upstream.tls.trust-cert";
+        String file = config.trustCert();
         try {
             SslContextBuilder builder = SslContextBuilder.forClient();
             if (config.trustCert() == null) {
@@ -54,10 +56,15 @@ public record UpstreamSettings(NamesrvAddresses namesrv, int connectTimeoutMilli
             } else {
                 builder.trustManager(new File(config.trustCert()));
             }
+            if (config.certFile() != null) {
+                // presented to servers with tls.server.need.client.auth
+                path = "upstream.tls.key-file";
+                file = config.keyFile();
+                builder.keyManager(new File(config.certFile()), new File(config.keyFile()), config.keyPassword());
+            }
             return builder.build();
         } catch (SSLException | IllegalArgumentException e) {
-            throw new ConfigException("upstream.tls.trust-cert", "cannot use " + config.trustCert() + ": "
-                + e.getMessage());
+            throw new ConfigException(path, "cannot use " + file + ": " + e.getMessage());
         }
     }
 }

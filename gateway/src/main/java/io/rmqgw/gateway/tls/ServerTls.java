@@ -7,6 +7,7 @@ import io.netty.handler.ssl.SslProvider;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.rmqgw.gateway.config.ConfigException;
+import io.rmqgw.gateway.config.KeyPairCheck;
 import io.rmqgw.gateway.config.TlsConfig;
 import io.rmqgw.gateway.config.TlsMode;
 import io.rmqgw.metrics.GatewayMetrics;

@@ -20,6 +20,7 @@ import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.frame.RemotingHeader;
 import io.rmqgw.gateway.net.Addresses;
+import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.upstream.ResponseTable.Pending;
 import io.rmqgw.gateway.upstream.UpstreamException.Reason;
@@ -550,10 +551,14 @@ public final class UpstreamConnection {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            String tlsRefusal = Dialer.tlsRefusal(cause);
             if (cause instanceof MalformedFrameException m) {
                 log.warn("closing pooled connection to {}: {}", describe(), m.getMessage());
                 context.metrics().decodeError(m.reason().label());
                 closeReason = "malformed frame: " + m.getMessage();
+            } else if (tlsRefusal != null) {
+                closeReason = tlsRefusal;
+                log.warn("closing pooled connection to {}: {}", describe(), closeReason);
             } else if (cause instanceof IOException) {
                 log.debug("pooled connection to {}: {}", describe(), cause.toString());
             } else {

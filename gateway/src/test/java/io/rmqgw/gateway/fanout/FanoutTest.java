@@ -278,6 +278,26 @@ class FanoutTest {
 
     @Test
     @CoversCodes(RequestCode.SEND_BATCH_MESSAGE)
+    void aBatchsOwnUniqueKeyStaysOutOfItsParts() throws Exception {
+        // 5.x clients give the batch an UNIQ_KEY of its own; a 4.9.x broker appends the header's properties to
+        // every message of a batch, so each part message would take that id instead of its own
+        byte[] request = Wire.request(RequestCode.SEND_BATCH_MESSAGE).opaque(78).type(SerializeType.ROCKETMQ)
+            .ext("a", "pg").ext("b", FANOUT).ext("c", "TBW102").ext("d", "4").ext("e", "2").ext("f", "0")
+            .ext("g", "1700000000000").ext("h", "0").ext("i", "WAIT\u0001true\u0002UNIQ_KEY\u0001BATCHID\u0002")
+            .ext("j", "0").ext("k", "false").ext("m", "true")
+            .body(entry(0, "u", "UNIQ_KEY\u0001OWNID\u0002" + DEST + "\u0001TopicA\u0002")).bytes();
+        try (RawClient client = RawClient.connect(fanoutPort())) {
+            client.send(request);
+            Wire.Frame answer = client.read();
+            assertEquals(Wire.SUCCESS, answer.code(), answer.remark());
+        }
+        Wire.Frame part = a.sends(1).get(0);
+        assertEquals("WAIT\u0001true\u0002", part.ext().get("i"), "the header keeps only WAIT");
+        assertArrayEquals(entry(0, "u", "UNIQ_KEY\u0001OWNID\u0002"), part.body(), "the message keeps its own id");
+    }
+
+    @Test
+    @CoversCodes(RequestCode.SEND_BATCH_MESSAGE)
     void aFailedPartIsRetriedOnAnotherQueue() throws Exception {
         a.failures.add(ResponseCode.SYSTEM_BUSY);
         try (RawClient client = RawClient.connect(fanoutPort())) {

@@ -263,7 +263,8 @@ class AclIT {
     /** The broker's code for a request it cannot authenticate (NO_PERMISSION, as for a wrong signature). */
     private static final int REFUSAL_CODE = 16;
 
-    private static List<Message> fanoutBatch(String prefix, String... destinations) {
+    /** A batch to the fan-out topic: message i, key {@code prefix-i}, goes to {@code destinations[i]}. */
+    static List<Message> fanoutBatch(String prefix, String... destinations) {
         List<Message> batch = new ArrayList<>();
         for (int i = 0; i < destinations.length; i++) {
             String key = prefix + "-" + i;
@@ -307,8 +308,12 @@ class AclIT {
 
     /** The send-error line of one send with the wrong secret (no retries). */
     private static JsonNode refusal(ClientVersion version, String namesrv, String topic) throws Exception {
-        ScenarioResult r = signed(version, "sync-send", namesrv, topic, WRONG_SECRET).count(1).arg("retries", 0)
-            .timeout(Duration.ofSeconds(60)).run();
+        return refusal(signed(version, "sync-send", namesrv, topic, WRONG_SECRET));
+    }
+
+    /** The send-error line of one send of {@code syncSend} (no retries), which the broker must refuse. */
+    static JsonNode refusal(ScenarioRunner.Spec syncSend) throws Exception {
+        ScenarioResult r = syncSend.count(1).arg("retries", 0).timeout(Duration.ofSeconds(60)).run();
         assertFalse(r.ok(), r::describe);
         List<JsonNode> errors = r.lines("send-error");
         assertEquals(1, errors.size(), r::describe);

@@ -1,4 +1,4 @@
-package io.rmqgw.gateway.tls;
+package io.rmqgw.gateway.config;
 
 import io.netty.handler.ssl.SslContext;
 import java.io.ByteArrayInputStream;
@@ -13,15 +13,16 @@ import java.security.cert.X509Certificate;
  * Whether a private key belongs to a certificate: a random challenge signed with the key must verify with the
  * certificate's public key. Netty builds a server context from any pair and only the handshakes fail, so a
  * certificate renewed file by file (the new certificate beside the old key for a moment) must be caught here.
- * Reads the PEM files with Netty's own readers (SslContext's protected helpers), as the context does.
+ * Reads the PEM files with Netty's own readers (SslContext's protected helpers), as the context does. Used for the
+ * listeners' certificate ({@code tls}) and the one presented to brokers ({@code upstream.tls}).
  */
-abstract class KeyPairCheck extends SslContext {
+public abstract class KeyPairCheck extends SslContext {
 
     private KeyPairCheck() {
     }
 
     /** Null when {@code key} matches the first certificate of {@code chain}; else why not. */
-    static String mismatch(byte[] chain, byte[] key, String password) {
+    public static String mismatch(byte[] chain, byte[] key, String password) {
         try {
             X509Certificate[] certificates = toX509Certificates(new ByteArrayInputStream(chain));
             PrivateKey privateKey = toPrivateKey(new ByteArrayInputStream(key), password);
