@@ -61,7 +61,8 @@ class VirtualQueuesIT {
     private static final int IN_JVM = 12;
     private static final int FORKED = 4;
     private static final int CONSUMERS = IN_JVM + FORKED;
-    private static final int MESSAGES = 1_600;
+    // 300 per consumer: a pull takes up to 32, so with 100 each one pull more or less was a third of a share
+    private static final int MESSAGES = 4_800;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     static SharedCluster cluster;
