@@ -57,7 +57,13 @@ public final class VirtualConsumer {
     private static final int FLAG_SUSPEND = 1 << 1;
     private static final int FLAG_SUBSCRIPTION = 1 << 2;
 
+    /** Messages one fetch asks for: the brokers' default transfer limit of one pull from memory. */
     private static final int FETCH_BATCH = 32;
+    /**
+     * Fetches in flight at once per real queue while the broker holds more: one at a time would cap a queue at one
+     * batch per round trip, which clients then wait for (their pulls held) while the broker has a backlog.
+     */
+    private static final int FETCH_PIPELINE = 4;
     private static final long BROKER_SUSPEND_MILLIS = 15_000;
     private static final long MAX_CLIENT_HOLD_MILLIS = 20_000;
     /**
@@ -92,9 +98,11 @@ public final class VirtualConsumer {
     private final VirtualQueueGroup group;
     private final VirtualQueueMeters meters;
     private final ArrayDeque<HeldPull> held = new ArrayDeque<>();
-    private final Set<RealQueue> fetching = new HashSet<>();
+    /** The fetches of each owned real queue. */
+    private final Map<RealQueue, Fetches> fetches = new HashMap<>();
     private final Set<RealQueue> adding = new HashSet<>();
     private final Set<Long> watched = new HashSet<>();
+    private final FlowCounters flow = new FlowCounters();
     /**
      * Virtual queue to the holder that last started on it (QUERY_CONSUMER_OFFSET, which a client sends when a
      * rebalance makes the queue its own): only its pulls lease there. None before any start (a client that kept
@@ -117,7 +125,7 @@ public final class VirtualConsumer {
     private volatile int virtualQueueCount;
     private boolean started;
     private boolean draining;
-    /** {@link #fetching}'s size, readable from the stopping thread. */
+    /** Fetches in flight over all queues, readable from the stopping thread. */
     private volatile int fetchesInFlight;
     private boolean rebalancing;
     private boolean ackRefreshScheduled;
@@ -249,6 +257,7 @@ public final class VirtualConsumer {
         } else {
             long hold = Math.min(suspendMillis, MAX_CLIENT_HOLD_MILLIS);
             long now = System.nanoTime();
+            flow.pullsHeld++;
             held.addLast(new HeldPull(session, opaque, encoding, virtualQueue, holder, Math.max(offset, p.nextOffset()),
                 maxMessages, now, now + TimeUnit.MILLISECONDS.toNanos(hold)));
             if (group.waitsForAcknowledgements()) {
@@ -432,6 +441,8 @@ public final class VirtualConsumer {
             Pull p = group.pull(h.virtualQueue(), h.holder(), h.offset(), batch(h.maxMessages()));
             if (p.status() == Pull.Status.FOUND) {
                 it.remove();
+                flow.heldWoken++;
+                flow.heldWokenNanos += System.nanoTime() - h.sinceNanos();
                 answerFound(h.session(), h.opaque(), h.encoding(), p);
             } else if (p.status() == Pull.Status.OFFSET_INVALID) {
                 it.remove();
@@ -441,6 +452,8 @@ public final class VirtualConsumer {
     }
 
     private void answerFound(RelaySession session, int opaque, SerializeType encoding, Pull p) {
+        flow.pullsFound++;
+        flow.pulledMessages += p.deliveries().size();
         ByteBuf records = p.records();
         StoreHostMapper storeHosts = owner.storeHosts();
         if (storeHosts != null) {
@@ -497,6 +510,7 @@ public final class VirtualConsumer {
             }
             if (now - h.sinceNanos() >= ACK_REFRESH_NANOS) {
                 it.remove();
+                flow.heldRefreshed++;
                 answerNotFound(h.session(), h.opaque(), h.encoding(), Math.max(h.offset(), group.headOffset(h.virtualQueue())));
             } else {
                 more = true;
@@ -517,6 +531,7 @@ public final class VirtualConsumer {
             HeldPull h = it.next();
             if (now - h.deadlineNanos() >= 0) {
                 it.remove();
+                flow.heldExpired++;
                 answerNotFound(h.session(), h.opaque(), h.encoding(), Math.max(h.offset(), group.headOffset(h.virtualQueue())));
             }
         }
@@ -530,7 +545,7 @@ public final class VirtualConsumer {
             if (ticks % (BROKER_END_MILLIS / TICK_MILLIS) == 0) {
                 askBrokerEnds();
             }
-            meters.update(group.stats());
+            meters.update(group.stats(), flow.copy());
         }
     }
 
@@ -628,6 +643,7 @@ public final class VirtualConsumer {
         for (RealQueue owned : List.copyOf(group.realQueues())) {
             if (!mine.contains(owned)) {
                 RealCommit last = group.removeRealQueue(owned);
+                stopFetching(owned);
                 log.info("virtual queues: {} on {} gives up {} (another gateway takes it)", config.group(),
                     config.topic(), owned);
                 if (last != null) {
@@ -728,91 +744,155 @@ public final class VirtualConsumer {
         }
     }
 
+    /**
+     * Tops up {@code q}'s fetches: the first one long-polls from the fetch offset; while the broker is known to hold
+     * more messages and the last answer was full, further ones ask for the next batches at once (up to
+     * {@link #FETCH_PIPELINE} in flight), each within the window's room left by those in flight.
+     */
     private void fetch(RealQueue q) {
-        if (closed || draining || fetching.contains(q) || group.fetchOffset(q) < 0) {
+        if (closed || draining || group.fetchOffset(q) < 0) {
             return;
         }
-        int room = group.fetchRoom(q);
-        if (room <= 0) {
-            scheduleAckRefresh(); // the window is full: ask the holders for their acknowledgements
-            return; // resumed once acknowledgements make room
+        Fetches state = fetches.computeIfAbsent(q, k -> new Fetches());
+        while (!state.resting && state.inFlight.size() < FETCH_PIPELINE) {
+            Fetch last = state.inFlight.peekLast();
+            long from = last == null ? group.fetchOffset(q) : last.offset + last.asked;
+            if (last != null && (!state.full || from >= group.knownEnd(q))) {
+                return; // the broker may have nothing more: the long-polling fetch in flight waits for it
+            }
+            int room = group.fetchRoom(q) - state.asked();
+            if (room <= 0) {
+                if (last == null) {
+                    if (state.pausedSince < 0) {
+                        state.pausedSince = System.nanoTime();
+                    }
+                    scheduleAckRefresh(); // the window is full: ask the holders for their acknowledgements
+                }
+                return; // resumed once acknowledgements make room
+            }
+            Optional<String> master = owner.context().cluster().masterAddress(q.brokerName());
+            if (master.isEmpty()) {
+                return; // tried again on the next tick
+            }
+            send(q, state, master.get(), from, Math.min(room, FETCH_BATCH), last == null);
         }
-        Optional<String> master = owner.context().cluster().masterAddress(q.brokerName());
-        if (master.isEmpty()) {
-            return; // tried again on the next tick
-        }
+    }
+
+    private void send(RealQueue q, Fetches state, String master, long from, int asked, boolean longPoll) {
         Map<String, String> ext = new HashMap<>();
         ext.put("consumerGroup", config.group());
         ext.put("topic", config.topic());
         ext.put("queueId", Integer.toString(q.queueId()));
-        ext.put("queueOffset", Long.toString(group.fetchOffset(q)));
-        ext.put("maxMsgNums", Integer.toString(Math.min(room, FETCH_BATCH)));
-        ext.put("sysFlag", Integer.toString(FLAG_SUSPEND | FLAG_SUBSCRIPTION));
+        ext.put("queueOffset", Long.toString(from));
+        ext.put("maxMsgNums", Integer.toString(asked));
+        ext.put("sysFlag", Integer.toString(longPoll ? FLAG_SUSPEND | FLAG_SUBSCRIPTION : FLAG_SUBSCRIPTION));
         ext.put("commitOffset", "0");
-        ext.put("suspendTimeoutMillis", Long.toString(BROKER_SUSPEND_MILLIS));
+        ext.put("suspendTimeoutMillis", Long.toString(longPoll ? BROKER_SUSPEND_MILLIS : 0));
         ext.put("subscription", subscription.expression());
         ext.put("subVersion", Long.toString(subscription.version()));
         ext.put("expressionType", subscription.type());
-        fetching.add(q);
-        fetchesInFlight = fetching.size();
-        long timeout = TimeUnit.MILLISECONDS.toNanos(BROKER_SUSPEND_MILLIS) + owner.context().upstream().requestTimeoutNanos();
-        owner.pool().broker(master.get()).request(RequestCode.PULL_MESSAGE, ext, null, timeout, owner.loop())
+        Fetch fetch = new Fetch(from, asked, System.nanoTime());
+        state.inFlight.addLast(fetch);
+        fetchesInFlight++;
+        if (state.pausedSince >= 0) {
+            flow.windowFullNanos += fetch.sentNanos - state.pausedSince;
+            state.pausedSince = -1;
+        }
+        flow.fetches++;
+        long timeout = (longPoll ? TimeUnit.MILLISECONDS.toNanos(BROKER_SUSPEND_MILLIS) : 0)
+            + owner.context().upstream().requestTimeoutNanos();
+        owner.pool().broker(master).request(RequestCode.PULL_MESSAGE, ext, null, timeout, owner.loop())
             .addListener(f -> {
-                fetching.remove(q);
-                fetchesInFlight = fetching.size();
-                if (!f.isSuccess()) {
+                fetch.done = true;
+                fetchesInFlight--;
+                if (f.isSuccess()) {
+                    fetch.answer = (RemotingFrame) f.getNow();
+                } else {
                     log.debug("virtual queues: fetch of {} failed: {}", q, f.cause().getMessage());
-                    retryFetch(q);
+                }
+                if (fetches.get(q) != state) {
+                    fetch.release(); // the queue was given up (or closed) meanwhile
                     return;
                 }
-                fetched(q, (RemotingFrame) f.getNow());
+                takeAnswers(q, state);
             });
     }
 
-    private void fetched(RealQueue q, RemotingFrame answer) {
+    /** Takes the fetches answered so far into the window, in the order they were sent. */
+    private void takeAnswers(RealQueue q, Fetches state) {
+        while (!state.inFlight.isEmpty() && state.inFlight.peekFirst().done) {
+            Fetch fetch = state.inFlight.pollFirst();
+            RemotingFrame answer = fetch.answer;
+            fetch.answer = null;
+            if (closed) {
+                if (answer != null) {
+                    answer.release();
+                }
+                continue;
+            }
+            if (answer == null) {
+                state.full = false;
+                rest(q, state);
+            } else if (fetch.offset > group.fetchOffset(q)) {
+                // an earlier answer ended short of where this one starts: the gap is fetched again
+                answer.release();
+                state.full = false;
+            } else {
+                fetched(q, state, fetch, answer);
+            }
+        }
+        fetch(q);
+    }
+
+    private void fetched(RealQueue q, Fetches state, Fetch fetch, RemotingFrame answer) {
         int code = answer.code();
         long next;
         boolean progressed = false;
+        int accepted = 0;
         try {
-            next = longField(answer, "nextBeginOffset", -1);
-            if (!closed) {
-                group.brokerEnd(q, longField(answer, "maxOffset", -1));
-            }
-            if (code == ResponseCode.SUCCESS && !closed) {
+            Map<String, String> fields = HeaderCodec.decodeHeader(answer).extFields();
+            next = longField(fields, "nextBeginOffset", -1);
+            group.brokerEnd(q, longField(fields, "maxOffset", -1));
+            if (code == ResponseCode.SUCCESS) {
                 Appended appended = group.append(q, answer.bodySlice().retain(), next);
                 if (appended.malformed()) {
                     log.warn("virtual queues: {} answered records that are not of {}; fetching again", q, q);
                 }
-                if (appended.accepted() > 0) {
-                    wakeHeld();
-                }
-                progressed = appended.accepted() > 0 || appended.duplicates() > 0 || appended.overflow() > 0;
+                accepted = appended.accepted();
+                progressed = accepted > 0 || appended.duplicates() > 0 || appended.overflow() > 0;
             }
         } finally {
             answer.release();
         }
-        if (closed) {
-            return;
+        if (code == ResponseCode.SUCCESS) {
+            flow.fetchNanos += System.nanoTime() - fetch.sentNanos;
+            flow.fetchedMessages += accepted;
+            if (accepted == 0) {
+                flow.fetchesEmpty++;
+            } else if (accepted < fetch.asked) {
+                flow.fetchesShort++;
+            }
+        }
+        state.full = code == ResponseCode.SUCCESS && accepted >= fetch.asked;
+        if (accepted > 0) {
+            wakeHeld();
         }
         switch (code) {
             // a FOUND that brought nothing (an upstream that is not a broker) must not become a busy loop
             case ResponseCode.SUCCESS -> {
-                if (progressed) {
-                    fetch(q);
-                } else {
-                    retryFetch(q);
+                if (!progressed) {
+                    rest(q, state);
                 }
             }
-            case ResponseCode.PULL_RETRY_IMMEDIATELY -> fetch(q);
+            case ResponseCode.PULL_RETRY_IMMEDIATELY -> { }
             case ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_OFFSET_MOVED -> {
                 if (next >= 0 && group.fetchOffset(q) >= 0) {
                     group.skipFetchTo(q, next);
                 }
-                fetch(q);
             }
             default -> {
                 log.debug("virtual queues: fetch of {} answered code {}", q, code);
-                retryFetch(q);
+                rest(q, state);
             }
         }
     }
@@ -821,7 +901,8 @@ public final class VirtualConsumer {
     private void askBrokerEnds() {
         for (RealQueue q : group.realQueues()) {
             Optional<String> master = owner.context().cluster().masterAddress(q.brokerName());
-            if (fetching.contains(q) || master.isEmpty()) {
+            Fetches state = fetches.get(q);
+            if ((state != null && !state.inFlight.isEmpty()) || master.isEmpty()) {
                 continue;
             }
             askOffset(master.get(), RequestCode.GET_MAX_OFFSET,
@@ -833,9 +914,72 @@ public final class VirtualConsumer {
         }
     }
 
-    private void retryFetch(RealQueue q) {
-        if (!closed) {
-            owner.loop().schedule(() -> fetch(q), RETRY_MILLIS, TimeUnit.MILLISECONDS);
+    /** A fetch failed or brought nothing usable: {@code q} is fetched again {@link #RETRY_MILLIS} from now. */
+    private void rest(RealQueue q, Fetches state) {
+        if (!closed && !state.resting) {
+            state.resting = true;
+            owner.loop().schedule(() -> {
+                state.resting = false;
+                if (fetches.get(q) == state) {
+                    fetch(q);
+                }
+            }, RETRY_MILLIS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** {@code q} is no longer owned: answers still to come are released as they arrive. */
+    private void stopFetching(RealQueue q) {
+        Fetches state = fetches.remove(q);
+        if (state != null) {
+            for (Fetch fetch : state.inFlight) {
+                if (fetch.done) {
+                    fetch.release();
+                }
+            }
+            state.inFlight.clear();
+        }
+    }
+
+    /** A fetch sent to a broker for one real queue; its answer waits here until the earlier ones were taken. */
+    private static final class Fetch {
+        final long offset;
+        final int asked;
+        final long sentNanos;
+        boolean done;
+        /** The broker's answer once done; null when the request failed. */
+        RemotingFrame answer;
+
+        Fetch(long offset, int asked, long sentNanos) {
+            this.offset = offset;
+            this.asked = asked;
+            this.sentNanos = sentNanos;
+        }
+
+        void release() {
+            if (answer != null) {
+                answer.release();
+                answer = null;
+            }
+        }
+    }
+
+    /** The fetches of one real queue. */
+    private static final class Fetches {
+        /** In the order sent, so by offset. */
+        final ArrayDeque<Fetch> inFlight = new ArrayDeque<>();
+        /** After a failed or unproductive fetch, until {@link #RETRY_MILLIS} passed. */
+        boolean resting;
+        /** The last answer brought all it asked for: the next batch may be asked at once. */
+        boolean full;
+        /** Since when the window was too full to fetch (System.nanoTime()), -1 while it is not. */
+        long pausedSince = -1;
+
+        int asked() {
+            int n = 0;
+            for (Fetch f : inFlight) {
+                n += f.asked;
+            }
+            return n;
         }
     }
 
@@ -901,7 +1045,10 @@ public final class VirtualConsumer {
     }
 
     private static long longField(RemotingFrame frame, String name, long fallback) {
-        Map<String, String> ext = HeaderCodec.decodeHeader(frame).extFields();
+        return longField(HeaderCodec.decodeHeader(frame).extFields(), name, fallback);
+    }
+
+    private static long longField(Map<String, String> ext, String name, long fallback) {
         String v = ext == null ? null : ext.get(name);
         if (v == null) {
             return fallback;
@@ -938,6 +1085,7 @@ public final class VirtualConsumer {
         pushCommits();
         for (RealQueue q : List.copyOf(group.realQueues())) {
             RealCommit last = group.removeRealQueue(q);
+            stopFetching(q);
             if (last != null) {
                 pushCommit(last);
             }
@@ -953,7 +1101,7 @@ public final class VirtualConsumer {
             HeldPull h = held.pollFirst();
             answerNotFound(h.session(), h.opaque(), h.encoding(), h.offset());
         }
-        meters.update(group.stats());
+        meters.update(group.stats(), flow.copy());
         group.close();
         meters.close();
         virtualQueueCount = 0;

@@ -264,6 +264,12 @@ public final class VirtualQueueGroup {
         }
     }
 
+    /** The broker's max offset of {@code queue} as last heard (-1: not yet, or not owned). */
+    public long knownEnd(RealQueue queue) {
+        Window w = windows.get(queue);
+        return w == null ? -1 : w.brokerEnd;
+    }
+
     /**
      * The broker moved the real group's offset on (PULL_OFFSET_MOVED, messages removed by retention): fetch
      * from {@code offset} on. Offsets at or below the current fetch offset change nothing; messages already in

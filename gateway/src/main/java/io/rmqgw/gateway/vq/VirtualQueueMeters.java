@@ -18,6 +18,7 @@ final class VirtualQueueMeters implements AutoCloseable {
     private final MeterRegistry registry;
     private final List<Meter> meters = new ArrayList<>();
     private volatile VirtualQueueStats snapshot;
+    private volatile FlowCounters flow = new FlowCounters();
 
     VirtualQueueMeters(MeterRegistry registry, String group, String topic, VirtualQueueStats initial) {
         this.registry = registry;
@@ -50,13 +51,34 @@ final class VirtualQueueMeters implements AutoCloseable {
             counter("rmqgw.vq.redeliveries", "Leases ended without an acknowledgement, by reason",
                 tags.and("reason", reason.label()), s -> s.redeliveries().getOrDefault(reason, 0L));
         }
+        flowCounter("rmqgw.vq.fetches", "Fetches (PULL_MESSAGE) sent to the brokers", tags, f -> f.fetches);
+        flowCounter("rmqgw.vq.fetched.messages", "Messages fetches brought into the windows", tags,
+            f -> f.fetchedMessages);
+        flowCounter("rmqgw.vq.fetches.short", "Fetches answered with fewer messages than asked", tags,
+            f -> f.fetchesShort);
+        flowCounter("rmqgw.vq.fetches.empty", "Fetches answered with no message", tags, f -> f.fetchesEmpty);
+        flowCounter("rmqgw.vq.fetch.seconds", "Time fetches answered with messages were in flight, summed", tags,
+            f -> f.fetchNanos / 1e9);
+        flowCounter("rmqgw.vq.window.full.seconds", "Time real queues went unfetched because their window was full, "
+            + "summed over queues (also while no client consumes)", tags, f -> f.windowFullNanos / 1e9);
+        flowCounter("rmqgw.vq.pulls.found", "Client pulls answered with messages", tags, f -> f.pullsFound);
+        flowCounter("rmqgw.vq.pulled.messages", "Messages in the answers to client pulls", tags, f -> f.pulledMessages);
+        flowCounter("rmqgw.vq.pulls.held", "Client pulls held for lack of messages", tags, f -> f.pullsHeld);
+        flowCounter("rmqgw.vq.held.woken", "Held pulls answered with messages", tags, f -> f.heldWoken);
+        flowCounter("rmqgw.vq.held.woken.seconds", "Time held pulls answered with messages were held, summed", tags,
+            f -> f.heldWokenNanos / 1e9);
+        flowCounter("rmqgw.vq.held.refreshed", "Held pulls answered empty to bring their clients' commits", tags,
+            f -> f.heldRefreshed);
+        flowCounter("rmqgw.vq.held.expired", "Held pulls answered empty at the end of their hold", tags,
+            f -> f.heldExpired);
         counter("rmqgw.vq.invariant.violations", "Breaks of the virtual queues' own rules: must stay 0", tags,
             VirtualQueueStats::invariantViolationCount);
     }
 
     /** A new snapshot (on the group's event loop). */
-    void update(VirtualQueueStats stats) {
+    void update(VirtualQueueStats stats, FlowCounters flowCopy) {
         snapshot = stats;
+        flow = flowCopy;
     }
 
     private void gauge(String name, String help, Tags tags, ToDoubleFunction<VirtualQueueStats> read) {
@@ -66,6 +88,11 @@ final class VirtualQueueMeters implements AutoCloseable {
 
     private void counter(String name, String help, Tags tags, ToDoubleFunction<VirtualQueueStats> read) {
         meters.add(FunctionCounter.builder(name, this, m -> read.applyAsDouble(m.snapshot)).description(help)
+            .tags(tags).register(registry));
+    }
+
+    private void flowCounter(String name, String help, Tags tags, ToDoubleFunction<FlowCounters> read) {
+        meters.add(FunctionCounter.builder(name, this, m -> read.applyAsDouble(m.flow)).description(help)
             .tags(tags).register(registry));
     }
 
