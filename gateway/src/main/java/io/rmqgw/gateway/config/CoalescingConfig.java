@@ -39,7 +39,7 @@ public record CoalescingConfig(List<String> topics, Integer maxMessages, Integer
      * Two: a batch forms while the previous one is at the broker, so a queue is not left idle for the
      * gateway's turn; a sync producer's order holds with any value (see the README, "Order").
      */
-    public static final int DEFAULT_MAX_IN_FLIGHT = 2;
+    public static final int DEFAULT_MAX_IN_FLIGHT = 1;
     public static final int MAX_MAX_IN_FLIGHT = 64;
 
     public static final CoalescingConfig NONE = new CoalescingConfig(null, null, null, null, null);

@@ -24,7 +24,7 @@ class CoalescingConfigTest {
         assertEquals(64, c.maxMessages());
         assertEquals(256 * 1024, c.maxBytes());
         assertEquals(Duration.ZERO, c.maxDelay(), "no added delay by default");
-        assertEquals(2, c.maxInFlight());
+        assertEquals(1, c.maxInFlight());
     }
 
     @Test

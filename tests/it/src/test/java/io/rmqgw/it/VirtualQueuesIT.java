@@ -190,6 +190,75 @@ class VirtualQueuesIT {
     }
 
     @Test
+    void aBurstBacklogDrainsThroughPipelinedFetchesWithoutLossOrDuplicates() throws Exception {
+        // a backlog written at once, straight to the broker: the gateway's fetches come back full with more behind
+        // them, so several fetches per real queue are in flight and their answers must enter the window in order
+        String topic4 = cluster.topic("vq4");
+        String group4 = cluster.group("vq4");
+        Admin.createTopic(cluster.brokerAddress(), topic4, REAL_QUEUES);
+        Admin.awaitRoute(cluster.namesrvAddress(), topic4, cluster.brokerName(), Duration.ofSeconds(15));
+        VirtualQueueConfig vq = new VirtualQueueConfig(group4, topic4, PER_REAL_QUEUE, null, null, null, null, null, null);
+        GatewayFixture gw = GatewayFixture.start(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(vq));
+        List<Map<String, AtomicInteger>> received = new ArrayList<>();
+        List<DefaultMQPushConsumer> consumers = new ArrayList<>();
+        try {
+            for (int i = 0; i < 4; i++) {
+                Map<String, AtomicInteger> r = new ConcurrentHashMap<>();
+                received.add(r);
+                DefaultMQPushConsumer c = pushConsumer(group4, topic4, gw.namesrvAddress(), "vq4-" + i, r);
+                consumers.add(c);
+            }
+            VirtualConsumer consumer = gw.gateway().virtualQueues().consumer(group4, topic4);
+            await("the gateway owns the 4 real queues", Duration.ofSeconds(30),
+                () -> consumer.virtualQueueCount() == REAL_QUEUES * PER_REAL_QUEUE);
+            TimeUnit.SECONDS.sleep(3); // the consumers' rebalance over the virtual queues
+            int messages = 6_000;
+            Set<String> sent = new HashSet<>();
+            DefaultMQProducer producer = new DefaultMQProducer(cluster.group("vq4p"));
+            producer.setNamesrvAddr(cluster.namesrvAddress());
+            producer.setInstanceName("vq4-producer");
+            producer.start();
+            try {
+                for (int i = 0; i < messages; i += 100) {
+                    List<Message> batch = new ArrayList<>();
+                    for (int j = i; j < i + 100; j++) {
+                        batch.add(new Message(topic4, "t", "vq4-" + j, ("m" + j).getBytes(StandardCharsets.UTF_8)));
+                        sent.add("vq4-" + j);
+                    }
+                    assertEquals(SendStatus.SEND_OK, producer.send(batch).getSendStatus());
+                }
+            } finally {
+                producer.shutdown();
+            }
+            try {
+                await("every message acknowledged", Duration.ofSeconds(90), () -> {
+                    VirtualQueueStats st = stats(gw, consumer);
+                    return st.acknowledged() >= messages && st.leased() == 0 && st.available() == 0;
+                });
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + ": " + stats(gw, consumer), e);
+            }
+            consumers.forEach(DefaultMQPushConsumer::shutdown);
+            consumers.clear();
+            Map<String, Integer> deliveries = new TreeMap<>();
+            received.forEach(r -> r.forEach((k, n) -> deliveries.merge(k, n.get(), Integer::sum)));
+            Set<String> missing = new HashSet<>(sent);
+            missing.removeAll(deliveries.keySet());
+            assertTrue(missing.isEmpty(), missing.size() + " messages never consumed, e.g. " + missing.stream().limit(5).toList());
+            assertEquals(0, deliveries.values().stream().filter(n -> n > 1).count(), "messages consumed twice without a fault");
+            assertEquals(Set.of(), Set.copyOf(deliveries.keySet().stream().filter(k -> !sent.contains(k)).toList()),
+                "messages of no send");
+            VirtualQueueStats st = stats(gw, consumer);
+            assertEquals(0, st.invariantViolationCount(), "invariant violations: " + st);
+            assertTrue(received.stream().allMatch(r -> !r.isEmpty()), "a consumer got nothing: "
+                + received.stream().map(Map::size).toList());
+        } finally {
+            consumers.forEach(DefaultMQPushConsumer::shutdown);
+            gw.close();
+        }
+    }
+
+    @Test
     void reconsumeLaterGoesToTheBrokersRetryTopicWithTheDelayAsked() throws Exception {
         String topic3 = cluster.topic("vq3");
         String group3 = cluster.group("vq3");
