@@ -195,10 +195,7 @@ class VirtualQueuesIT {
         // them, so several fetches per real queue are in flight and their answers must enter the window in order
         String topic4 = cluster.topic("vq4");
         String group4 = cluster.group("vq4");
-        Admin.createTopic(cluster.brokerAddress(), topic4, REAL_QUEUES);
-        Admin.awaitRoute(cluster.namesrvAddress(), topic4, cluster.brokerName(), Duration.ofSeconds(15));
-        VirtualQueueConfig vq = new VirtualQueueConfig(group4, topic4, PER_REAL_QUEUE, null, null, null, null, null, null);
-        GatewayFixture gw = GatewayFixture.start(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(vq));
+        GatewayFixture gw = gatewayServing(topic4, group4, null);
         List<Map<String, AtomicInteger>> received = new ArrayList<>();
         List<DefaultMQPushConsumer> consumers = new ArrayList<>();
         try {
@@ -262,10 +259,7 @@ class VirtualQueuesIT {
     void reconsumeLaterGoesToTheBrokersRetryTopicWithTheDelayAsked() throws Exception {
         String topic3 = cluster.topic("vq3");
         String group3 = cluster.group("vq3");
-        Admin.createTopic(cluster.brokerAddress(), topic3, REAL_QUEUES);
-        Admin.awaitRoute(cluster.namesrvAddress(), topic3, cluster.brokerName(), Duration.ofSeconds(15));
-        VirtualQueueConfig vq = new VirtualQueueConfig(group3, topic3, PER_REAL_QUEUE, null, null, 8, null, null, null);
-        GatewayFixture gw = GatewayFixture.start(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(vq));
+        GatewayFixture gw = gatewayServing(topic3, group3, 8);
         // key -> receipt times by reconsumeTimes (0: from the virtual queue, 1: from the group's retry topic)
         Map<String, Map<Integer, Long>> receipts = new ConcurrentHashMap<>();
         List<DefaultMQPushConsumer> consumers = new ArrayList<>();
@@ -439,6 +433,15 @@ class VirtualQueuesIT {
             producer.shutdown();
         }
         return keys;
+    }
+
+    /** A new topic of REAL_QUEUES queues and a gateway serving {@code group} on it ({@code maxLeases} null: default). */
+    private static GatewayFixture gatewayServing(String topic, String group, Integer maxLeases) throws Exception {
+        Admin.createTopic(cluster.brokerAddress(), topic, REAL_QUEUES);
+        Admin.awaitRoute(cluster.namesrvAddress(), topic, cluster.brokerName(), Duration.ofSeconds(15));
+        VirtualQueueConfig vq = new VirtualQueueConfig(group, topic, PER_REAL_QUEUE, null, null, maxLeases, null, null,
+            null);
+        return GatewayFixture.start(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(vq));
     }
 
     private static VirtualQueueStats stats(VirtualConsumer consumer) {
