@@ -41,6 +41,7 @@ import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
 import org.apache.rocketmq.remoting.protocol.heartbeat.MessageModel;
+import org.apache.rocketmq.store.stats.BrokerStatsManager;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -209,7 +210,7 @@ class VirtualQueueBypassIT {
             assertEquals(sentBack.size(), gateway.metrics().registry().get("rmqgw.vq.bypass.requests")
                 .tag("code", "CONSUMER_SEND_MSG_BACK").counter().count());
             var sendBacks = broker.getBrokerStatsManager().getStatsItem(
-                org.apache.rocketmq.store.stats.BrokerStatsManager.SNDBCK_PUT_NUMS, topic + "@" + plain);
+                BrokerStatsManager.SNDBCK_PUT_NUMS, topic + "@" + plain);
             assertEquals(sentBack.size(), sendBacks == null ? 0 : sendBacks.getValue().sum());
         } finally {
             all.forEach(r -> r.consumer().shutdown());
