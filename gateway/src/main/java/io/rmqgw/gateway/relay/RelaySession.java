@@ -805,6 +805,8 @@ public final class RelaySession {
             + (upstreamEnded == null ? "" : " (" + upstreamEnded + ")");
         // requests still arriving before the close below get this error, not a fresh dial
         state = state.lost(reason, System.nanoTime());
+        // counted before any answer goes out: whoever reads the answers may look at the metric next
+        context.metrics().connectionClosed(handlers.role(), CloseReason.UPSTREAM_CLOSED);
         reads.upstream(null);
         List<PendingRequests.Pending> orphans = pending.drain();
         if (!orphans.isEmpty()) {
@@ -817,7 +819,6 @@ public final class RelaySession {
             }
         }
         client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
-        context.metrics().connectionClosed(handlers.role(), CloseReason.UPSTREAM_CLOSED);
     }
 
     private void expireTimedOut() {
