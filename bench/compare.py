@@ -479,7 +479,7 @@ class Bench:
                 + f" other-cpu={rec['otherCpuSeconds']:.1f}s")
         else:
             log(f"{tag:36s} rc={rc}: no summary; see {log_path}\n{tail(log_path, 15)}")
-        if sampler:
+        if isinstance(sampler, MemorySampler):
             rec["gatewayMemory"] = sampler.result()
         if record:
             self.results.append(rec)
@@ -704,7 +704,8 @@ class Bench:
             direct_fast = list(fast)
             direct_fast[direct_fast.index("--topic") + 1] = direct_topic
             self.run("vq-fast", "direct", DIRECT, "consume", [*direct_fast, "--group", direct_group], r)
-            self.run("vq-fast", "gateway-vq", GW, "consume", [*fast, "--group", fast_group], r)
+            trace = VqTraceSampler(gw, fast_group, os.path.join(self.out, f"vq-fast-trace.r{r}.txt"))
+            self.run("vq-fast", "gateway-vq", GW, "consume", [*fast, "--group", fast_group], r, sampler=trace)
             self.scrape_vq(gw, f"vq-fast.r{r}")
         e2e = ["--size", "1024", "--rate", f"{a.vq_e2e_rate:g}", "--threads", "16", "--duration", f"{a.duration}s",
                "--warmup", f"{a.warmup}s"]
@@ -813,7 +814,27 @@ class Bench:
 
 # ---------------------------------------------------------------------------------------------- memory
 
-class MemorySampler:
+class Sampler:
+    """Something sampled on a thread of its own while one run lasts (run(..., sampler=)): start, _loop, stop."""
+
+    def __init__(self):
+        self._stop = threading.Event()
+        self._thread = None
+
+    def start(self):
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self):
+        raise NotImplementedError
+
+    def stop(self):
+        self._stop.set()
+        if self._thread:
+            self._thread.join(5)
+
+
+class MemorySampler(Sampler):
     """Peaks of the gateway's memory from its admin /metrics (every second) and /proc (VmHWM) during one run."""
 
     SERIES = {
@@ -824,15 +845,10 @@ class MemorySampler:
     }
 
     def __init__(self, service):
+        super().__init__()
         self.service = service
         self.peaks = {}
         self.samples = 0
-        self._stop = threading.Event()
-        self._thread = None
-
-    def start(self):
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
 
     def _loop(self):
         while not self._stop.is_set():
@@ -847,11 +863,6 @@ class MemorySampler:
             except Exception:
                 pass
             self._stop.wait(1.0)
-
-    def stop(self):
-        self._stop.set()
-        if self._thread:
-            self._thread.join(5)
 
     def result(self):
         res = {k: int(v) for k, v in self.peaks.items()}
@@ -870,6 +881,25 @@ class MemorySampler:
         except Exception:
             pass
         return res
+
+
+class VqTraceSampler(Sampler):
+    """The gateway's rmqgw_vq_* series of one group every 250 ms during a run, into a file (one block per sample,
+    seconds since the start first): what the group's pulls, fetches, starts and refusals did second by second."""
+
+    def __init__(self, gw, group, path):
+        super().__init__()
+        self.gw, self.group, self.path = gw, group, path
+
+    def _loop(self):
+        t0 = time.time()
+        with open(self.path, "w") as f:
+            while not self._stop.is_set():
+                text = metrics_text(self.gw)
+                f.write(f"# t={time.time() - t0:.2f}\n")
+                f.writelines(line + "\n" for line in text.splitlines()
+                             if line.startswith("rmqgw_vq_") and f'group="{self.group}"' in line)
+                self._stop.wait(0.25)
 
 
 class SoakSampler(MemorySampler):

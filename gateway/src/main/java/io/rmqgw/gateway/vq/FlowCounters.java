@@ -35,6 +35,14 @@ final class FlowCounters {
     long heldRefreshed;
     /** Held pulls answered empty at the end of their hold. */
     long heldExpired;
+    /** Client pulls answered empty at once because another client owns their virtual queue (or the group drains). */
+    long pullsRefused;
+    /** Clients starting on a virtual queue (QUERY_CONSUMER_OFFSET after their rebalance gave it to them). */
+    long starts;
+    /** Starts that took the queue from another client. */
+    long ownerChanges;
+    /** Virtual queues taken over by a client that kept pulling them while their owner was quiet. */
+    long claims;
 
     FlowCounters copy() {
         FlowCounters c = new FlowCounters();
@@ -51,6 +59,10 @@ final class FlowCounters {
         c.heldWokenNanos = heldWokenNanos;
         c.heldRefreshed = heldRefreshed;
         c.heldExpired = heldExpired;
+        c.pullsRefused = pullsRefused;
+        c.starts = starts;
+        c.ownerChanges = ownerChanges;
+        c.claims = claims;
         return c;
     }
 }

@@ -239,6 +239,7 @@ public final class VirtualConsumer {
                 TimeUnit.NANOSECONDS.toMillis(CLAIM_AFTER_NANOS));
             owners.put(virtualQueue, holder);
             owner = holder;
+            flow.claims++;
         }
         if (owner != null && owner == holder) {
             ownerSeen.put(virtualQueue, System.nanoTime());
@@ -246,6 +247,7 @@ public final class VirtualConsumer {
         if (draining || (owner != null && owner != holder)) {
             // a pull from a client the queue was taken from (in flight when the rebalance moved it): it has
             // dropped the queue and would throw the messages away
+            flow.pullsRefused++;
             answerNotFound(session, opaque, encoding, Math.max(offset, group.headOffset(virtualQueue)));
             return;
         }
@@ -317,7 +319,11 @@ public final class VirtualConsumer {
         }
         long holder = holderOf(channel);
         watch(holder, channel);
-        owners.put(virtualQueue, holder);
+        Long previous = owners.put(virtualQueue, holder);
+        flow.starts++;
+        if (previous != null && previous != holder) {
+            flow.ownerChanges++;
+        }
         ownerSeen.put(virtualQueue, System.nanoTime());
         claims.remove(virtualQueue);
         // pulls waiting on the queue belong to ownerships this rebalance ended: their clients dropped the queue

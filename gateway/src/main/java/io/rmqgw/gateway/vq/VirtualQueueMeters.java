@@ -71,6 +71,13 @@ final class VirtualQueueMeters implements AutoCloseable {
             f -> f.heldRefreshed);
         flowCounter("rmqgw.vq.held.expired", "Held pulls answered empty at the end of their hold", tags,
             f -> f.heldExpired);
+        flowCounter("rmqgw.vq.pulls.refused", "Client pulls answered empty at once: another client owns the queue",
+            tags, f -> f.pullsRefused);
+        flowCounter("rmqgw.vq.starts", "Clients starting on a virtual queue (its offset queried)", tags, f -> f.starts);
+        flowCounter("rmqgw.vq.owner.changes", "Starts that took a virtual queue from another client", tags,
+            f -> f.ownerChanges);
+        flowCounter("rmqgw.vq.claims", "Virtual queues taken by a client that kept pulling while their owner was quiet",
+            tags, f -> f.claims);
         counter("rmqgw.vq.invariant.violations", "Breaks of the virtual queues' own rules: must stay 0", tags,
             VirtualQueueStats::invariantViolationCount);
     }

@@ -178,6 +178,12 @@ class VirtualQueuesIT {
             assertEquals(0.0, gateway.metrics().registry().get("rmqgw.vq.invariant.violations").tag("group", group)
                 .functionCounter().count());
             assertEquals(0.0, gateway.metrics().registry().get("rmqgw.vq.leases").tag("group", group).gauge().value());
+            // every virtual queue was started by the client its rebalance gave it to; moves are among those starts
+            double starts = gateway.metrics().registry().get("rmqgw.vq.starts").tag("group", group)
+                .functionCounter().count();
+            assertTrue(starts >= REAL_QUEUES * PER_REAL_QUEUE, () -> "virtual queue starts: " + starts);
+            assertTrue(gateway.metrics().registry().get("rmqgw.vq.owner.changes").tag("group", group)
+                .functionCounter().count() < starts);
             // everything consumed and acknowledged: the group's lag, as RocketMQ counts it, is back to 0
             await("the lag fell to 0", Duration.ofSeconds(15), () -> gateway.metrics().registry()
                 .get("rmqgw.vq.lag.messages").tag("group", group).gauge().value() == 0.0);
