@@ -77,10 +77,10 @@ final class BinaryHeaderReader {
         int remarkLength = t.remarkLength();
         int extLength = JsonToBinary.HEAD_ROOM + t.length() - t.entriesStart();
         int imageLength = t.length() - REMARK_OFFSET;
-        CommandHeader h = kind.newHeader();
+        CommandHeader h = kind.newHeader(SpareHeaders.of(t));
         // image index 0 = the remark length field, as for a binary frame; the prefix and the fixed fields
         // lie just in front of it, where a binary frame head is put together
-        h.index(t.bytes(), t, JsonToBinary.HEAD_ROOM + REMARK_OFFSET);
+        h.index(t, 8 + remarkLength, t.bytes(), t.entriesStart());
         h.source = SerializeType.JSON;
         h.code = t.code();
         h.language = t.languageCode();

@@ -72,6 +72,8 @@ public abstract class CommandHeader implements ReferenceCounted {
     final HeaderKind kind;
     final int[] slots;
     private final ObjectPool.Handle<CommandHeader> handle;
+    /** The decoding thread's spares this header goes back to when released there, or null (recycler only). */
+    SpareHeaders home;
 
     SerializeType source;
     int code;
@@ -734,20 +736,31 @@ public abstract class CommandHeader implements ReferenceCounted {
     }
 
     /**
-     * Fills the typed slots from entries known to be well formed (the single pass wrote them), starting
-     * at {@code at(i)} in {@code a}, the image index being that minus {@code imageBase}.
+     * Fills the typed slots of a header transcoded by {@code t} from what the pass noted: the last
+     * entry of each one-byte key; entries with longer keys (known to be well formed: the pass wrote
+     * them) are walked only when there are some and this kind has such keys. {@code first} is the
+     * image index of the first entry, {@code a[at]} the first entry in the pass's array.
      */
-    final void index(byte[] a, io.rmqgw.codec.json.JsonToBinary t, int imageBase) {
-        java.util.Arrays.fill(slots, -1);
+    final void index(io.rmqgw.codec.json.JsonToBinary t, int first, byte[] a, int at) {
         KeyTable keys = kind.keys;
+        int[] s = slots;
+        for (int slot = 0; slot < s.length; slot++) {
+            int b = keys.oneByteKey(slot);
+            s[slot] = b >= 0 && t.hasOneByteKey(b) ? first + t.oneByteKeyOffset(b) : -1;
+        }
         int count = t.entryCount();
-        if (keys.size() > 0) {
+        if (t.longKeyCount() > 0 && keys.hasLongKeys()) {
+            int e = at;
             for (int i = 0; i < count; i++) {
-                int e = t.entryOffset(i);
-                int slot = keys.find(a, e + 2, (a[e] & 0xFF) << 8 | a[e + 1] & 0xFF);
-                if (slot >= 0) {
-                    slots[slot] = e - imageBase;
+                int keyLength = (a[e] & 0xFF) << 8 | a[e + 1] & 0xFF;
+                if (keyLength != 1) {
+                    int slot = keys.find(a, e + 2, keyLength);
+                    if (slot >= 0) {
+                        s[slot] = first + (e - at);
+                    }
                 }
+                int v = e + 2 + keyLength;
+                e = v + 4 + ((a[v] & 0xFF) << 24 | (a[v + 1] & 0xFF) << 16 | (a[v + 2] & 0xFF) << 8 | a[v + 3] & 0xFF);
             }
         }
         entryCount = count;
@@ -832,7 +845,11 @@ public abstract class CommandHeader implements ReferenceCounted {
         version = 0;
         opaque = 0;
         flag = 0;
-        handle.recycle(this);
+        SpareHeaders spares = home;
+        home = null;
+        if (spares == null || !spares.keep(this)) {
+            handle.recycle(this);
+        }
     }
 
     /** For subclasses' and tests' toString: envelope plus entries. */

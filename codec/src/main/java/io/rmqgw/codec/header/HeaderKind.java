@@ -65,6 +65,16 @@ public enum HeaderKind {
         return pool.get().reuse();
     }
 
+    /** A header of this kind, from the thread's {@code spares} first, with one reference; released, it goes back there. */
+    CommandHeader newHeader(SpareHeaders spares) {
+        CommandHeader h = spares.take(this);
+        if (h == null) {
+            h = pool.get();
+        }
+        h.home = spares;
+        return h.reuse();
+    }
+
     private CommandHeader create(ObjectPool.Handle<CommandHeader> handle) {
         return switch (this) {
             case SEND_V1, SEND_V2 -> new SendRequestHeader(this, handle);

@@ -17,6 +17,10 @@ final class KeyTable {
     private final SerializedString[] serialized;
     /** The slot of each one-byte key by its byte, or -1 (SEND_MESSAGE_V2's keys a..n). */
     private final int[] singleByte = new int[256];
+    /** Per slot: its key's byte when the key is one byte long, else -1. */
+    private final int[] slotByte;
+    /** Whether some slot's key is longer than one byte. */
+    private final boolean longKeys;
     /** Open-addressed by (length, first byte, last byte): slot + 1, 0 for free. Byte lookups probe one or two. */
     private final int[] byBytes;
     private final int bytesMask;
@@ -36,6 +40,14 @@ final class KeyTable {
             }
         }
         Arrays.fill(singleByte, -1);
+        slotByte = new int[names.length];
+        boolean anyLong = false;
+        for (int i = 0; i < names.length; i++) {
+            boolean one = keys[i] != null && keys[i].length == 1;
+            slotByte[i] = one ? keys[i][0] & 0xFF : -1;
+            anyLong |= keys[i] != null && keys[i].length > 1;
+        }
+        longKeys = anyLong;
         for (int i = names.length - 1; i >= 0; i--) {
             if (keys[i] != null && keys[i].length == 1) {
                 singleByte[keys[i][0] & 0xFF] = i;
@@ -100,6 +112,16 @@ final class KeyTable {
     /** The UTF-8 bytes of the key in {@code slot} (not to be modified). */
     byte[] keyBytes(int slot) {
         return keys[slot];
+    }
+
+    /** The byte of the key in {@code slot} when it is one byte long, else -1. */
+    int oneByteKey(int slot) {
+        return slotByte[slot];
+    }
+
+    /** Whether a key of this table is longer than one byte. */
+    boolean hasLongKeys() {
+        return longKeys;
     }
 
     int size() {

@@ -154,6 +154,7 @@ public final class JsonToBinary {
     /** {@code "k":"} with any k: bytes 0, 2, 3 and 4 of a word. */
     private static final long ONE_BYTE_KEY_MASK = 0xFF_FF_FF_00_FFL;
     private static final long ONE_BYTE_KEY = word("\"?\":\"", 0) & ONE_BYTE_KEY_MASK;
+    private static final long COMMA_QUOTE = word(",\"", 0);
 
     private static final FastThreadLocal<JsonToBinary> LOCAL = new FastThreadLocal<>() {
         @Override
@@ -171,12 +172,22 @@ public final class JsonToBinary {
     /** The view that went with the array last given away by {@link #handOver}. */
     private Object handedView;
     private byte[] remarkBuf = new byte[256];
-    /** Where each entry written starts in the result. */
-    private int[] entryOffsets = new int[32];
+    /**
+     * Per one-byte key (always ASCII): where its last entry starts, counted from the first entry; valid
+     * for the keys flagged in {@link #oneByteKeysLow} (bytes 0-63) and {@link #oneByteKeysHigh} (64-127).
+     * Lets a typed header fill its slots without walking the entries again.
+     */
+    private final int[] oneByteKeyAt = new int[128];
+    private long oneByteKeysLow;
+    private long oneByteKeysHigh;
+    /** Entries whose key is not one byte long (a typed header walks the entries for those). */
+    private int longKeyCount;
     /** The array holding the last result (the kept one, or a one-off larger one). */
     private byte[] result = out;
     private int length;
     private Object heldFor;
+    /** What another package keeps per thread with this transcoder (see {@link #attachment()}). */
+    private Object attachment;
 
     /** Input cursor shared by the scanning helpers. */
     private int p;
@@ -227,6 +238,19 @@ public final class JsonToBinary {
         return scan(a, length, o, remarkBuf);
     }
 
+    /**
+     * Per-thread state of the caller's own, kept here so that a caller that already holds this thread's
+     * transcoder needs no thread-local lookup of its own (the header package's spare headers); null
+     * until {@link #attach}ed.
+     */
+    public Object attachment() {
+        return attachment;
+    }
+
+    public void attach(Object attachment) {
+        this.attachment = attachment;
+    }
+
     /** Notes the last result as the header of {@code frame} (identity), for {@link #holds(Object)}. */
     public void hold(Object frame) {
         heldFor = frame;
@@ -244,12 +268,12 @@ public final class JsonToBinary {
 
     /**
      * Gives the result's array away: the caller may keep it and write to it (the binary header stays at
-     * {@link #HEAD_ROOM}, entries at {@link #entryOffset}). {@code replacement} (may be null), with
+     * {@link #HEAD_ROOM}, entries at {@link #entriesStart}). {@code replacement} (may be null), with
      * {@code view} (whatever the caller keeps with it, handed back with it by a later call through
      * {@link #handedView()}), becomes the output array of the next transcodes, so arrays circulate
      * between this transcoder and their takers instead of being copied or allocated. The result is
      * forgotten: a frame it was held for is transcoded again when asked. Read the result's fields
-     * ({@link #entryOffset}, {@link #code()}, ...) before: they stay until the next transcode, the
+     * ({@link #oneByteKeyOffset}, {@link #code()}, ...) before: they stay until the next transcode, the
      * array's contents are the taker's.
      */
     public byte[] handOver(byte[] replacement, Object view) {
@@ -325,9 +349,22 @@ public final class JsonToBinary {
         return entryCount;
     }
 
-    /** Where entry {@code i} ({@code 0 <= i < entryCount()}) starts in {@link #bytes()}. */
-    public int entryOffset(int i) {
-        return entryOffsets[i];
+    /**
+     * Whether an entry has the one-byte key {@code b} (0-127; a one-byte UTF-8 key is ASCII); its last
+     * such entry then starts {@link #oneByteKeyOffset} bytes after the first entry.
+     */
+    public boolean hasOneByteKey(int b) {
+        return ((b < 64 ? oneByteKeysLow : oneByteKeysHigh) >>> b & 1) != 0;
+    }
+
+    /** See {@link #hasOneByteKey}: where the last entry with key {@code b} starts, from the first entry. */
+    public int oneByteKeyOffset(int b) {
+        return oneByteKeyAt[b];
+    }
+
+    /** The number of entries whose key is not one byte long. */
+    public int longKeyCount() {
+        return longKeyCount;
     }
 
     // ---- the scan ----
@@ -344,6 +381,9 @@ public final class JsonToBinary {
         remarkGiven = false;
         remarkLength = 0;
         entryCount = 0;
+        oneByteKeysLow = 0;
+        oneByteKeysHigh = 0;
+        longKeyCount = 0;
         boolean sawCode = false;
         int w = HEAD_ROOM + MIN_LENGTH; // entries are written from here; a remark is moved in front of them at the end
         int p = ws(a, 0);
@@ -459,9 +499,6 @@ public final class JsonToBinary {
         if (remark > 0) {
             System.arraycopy(o, h + MIN_LENGTH, o, h + MIN_LENGTH + remark, extLength);
             System.arraycopy(r, 0, o, h + 17, remark);
-            for (int i = 0; i < entryCount; i++) {
-                entryOffsets[i] += remark;
-            }
         }
         putFixedFields(o, h, code, language, version, opaque, flag);
         putInt(o, h + 13, remark);
@@ -597,16 +634,18 @@ public final class JsonToBinary {
             this.p = p + 1;
             return w;
         }
+        int first = HEAD_ROOM + MIN_LENGTH; // where the first entry is written (of all extFields objects: they add up)
+        long x = (long) LONG.get(a, p);
         while (true) {
             int key = w + 2;
             int keyEnd;
             int value;
             int valueEnd;
-            long x = (long) LONG.get(a, p);
             int k = (int) (x >>> 8) & 0xFF;
             if ((x & ONE_BYTE_KEY_MASK) == ONE_BYTE_KEY && PLAIN_KEY_BYTE[k]) {
-                // "k":"value" with a one-byte plain key (SEND_MESSAGE_V2's a..n): no string scan for the key
-                o[key] = (byte) k;
+                // "k":"value" with a one-byte plain key (SEND_MESSAGE_V2's a..n): no string scan for the key;
+                // key length and key in one write (its last byte is the value length's, written below)
+                INT.set(o, w, 0x10000 | k << 8);
                 keyEnd = key + 1;
                 value = keyEnd + 4;
                 this.p = p + 5;
@@ -628,28 +667,38 @@ public final class JsonToBinary {
                 } else {
                     valueEnd = anyValue(a, o, value);
                 }
-            }
-            if (valueEnd >= 0) {
                 int keyLength = keyEnd - key;
                 o[w] = (byte) (keyLength >> 8);
                 o[w + 1] = (byte) keyLength;
+                k = keyLength == 1 ? o[key] : -1; // a one-byte UTF-8 key is ASCII
+            }
+            if (valueEnd >= 0) {
                 putInt(o, keyEnd, valueEnd - value);
-                if (entryCount == entryOffsets.length) {
-                    entryOffsets = Arrays.copyOf(entryOffsets, 2 * entryCount);
+                if (k < 0) {
+                    longKeyCount++;
+                } else if (k < 64) {
+                    oneByteKeysLow |= 1L << k;
+                    oneByteKeyAt[k] = w - first;
+                } else {
+                    oneByteKeysHigh |= 1L << k;
+                    oneByteKeyAt[k] = w - first;
                 }
-                entryOffsets[entryCount++] = w;
+                entryCount++;
                 w = valueEnd;
             } else if (valueEnd != DROPPED) {
                 return -1;
             }
             p = this.p;
-            if (a[p] == ',' && a[p + 1] == '"') {
+            x = (long) LONG.get(a, p);
+            if ((x & 0xFFFF) == COMMA_QUOTE) { // ,"next as fastjson writes it: the separator and the next key in one read
                 p++;
+                x >>>= 8;
                 continue;
             }
             p = ws(a, p);
             if (a[p] == ',') {
                 p = ws(a, p + 1);
+                x = (long) LONG.get(a, p);
             } else if (a[p] == '}') {
                 this.p = p + 1;
                 return w;
@@ -928,17 +977,36 @@ public final class JsonToBinary {
             p++;
         }
         int start = p;
-        long v = 0;
-        int d;
-        while ((d = a[p] - '0') >= 0 && d <= 9) {
-            v = v * 10 + d;
-            p++;
-            if (p - start > 10) {
+        // up to seven digits (code, flag, version and most opaques) read as one word: the digits counted by
+        // the first byte that is not one, their value by three multiplies (bytes past the input are padding)
+        long x = (long) LONG.get(a, p);
+        long nonDigit = ((x & 0xF0F0F0F0F0F0F0F0L) ^ 0x3030303030303030L)
+            | (((x + 0x0606060606060606L) & 0xF0F0F0F0F0F0F0F0L) ^ 0x3030303030303030L);
+        long v;
+        int digits = Long.numberOfTrailingZeros(nonDigit) >>> 3; // 8 when all eight are digits
+        if (digits < 8) {
+            if (digits == 0) {
                 return BAIL;
             }
+            long d = (x - 0x3030303030303030L) << (64 - 8 * digits); // the digits, most significant first, in the high bytes
+            d = d * 10 + (d >>> 8);
+            d = ((d & 0x000000FF000000FFL) * (100 + (1000000L << 32))
+                + ((d >>> 16) & 0x000000FF000000FFL) * (1 + (10000L << 32))) >>> 32;
+            v = d;
+            p += digits;
+        } else {
+            v = 0;
+            int d;
+            while ((d = a[p] - '0') >= 0 && d <= 9) {
+                v = v * 10 + d;
+                p++;
+                if (p - start > 10) {
+                    return BAIL;
+                }
+            }
+            digits = p - start;
         }
-        int digits = p - start;
-        if (digits == 0 || (digits > 1 && a[start] == '0') || a[p] == '.' || (a[p] | 0x20) == 'e') {
+        if ((digits > 1 && a[start] == '0') || a[p] == '.' || (a[p] | 0x20) == 'e') {
             return BAIL;
         }
         v = negative ? -v : v;
