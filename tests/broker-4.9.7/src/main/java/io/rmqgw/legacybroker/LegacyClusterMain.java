@@ -43,7 +43,8 @@ import org.apache.rocketmq.store.config.MessageStoreConfig;
  * <pre>
  * LegacyClusterMain --dir DIR --namesrv-port N --broker-port P --cluster C --broker-name B
  *                   [--overrides FILE]   broker.conf keys over the defaults (e.g. aclEnable=true)
- *                   [--topics T1,T2]     created with 2 read and 2 write queues before READY
+ *                   [--topics T1,T2:4]   created before READY, with 2 read and 2 write queues or as many as
+ *                                        follow a colon
  * </pre>
  *
  * With {@code aclEnable=true} the broker reads {@code ${rocketmq.home.dir}/conf/plain_acl.yml} (ACL 1.0).
@@ -79,10 +80,12 @@ public final class LegacyClusterMain {
             broker = startBroker(dir, LOOPBACK + ":" + namesrvPort, Integer.parseInt(a.get("broker-port")),
                 a.get("cluster"), a.get("broker-name"), overrides);
             String topics = a.getOrDefault("topics", "");
-            for (String topic : topics.split(",")) {
-                if (!topic.isBlank()) {
+            for (String entry : topics.split(",")) {
+                if (!entry.isBlank()) {
+                    String[] nameAndQueues = entry.trim().split(":", 2);
+                    int queues = nameAndQueues.length == 2 ? Integer.parseInt(nameAndQueues[1]) : 2;
                     broker.getTopicConfigManager().updateTopicConfig(
-                        new TopicConfig(topic.trim(), 2, 2, PermName.PERM_READ | PermName.PERM_WRITE));
+                        new TopicConfig(nameAndQueues[0], queues, queues, PermName.PERM_READ | PermName.PERM_WRITE));
                 }
             }
             // at once rather than at the next periodic registration (30 s)

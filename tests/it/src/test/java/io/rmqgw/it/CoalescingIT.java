@@ -20,6 +20,7 @@ import io.rmqgw.metrics.GatewayMetrics;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -96,26 +97,47 @@ class CoalescingIT {
 
     @Test
     void sixtyFourConcurrentSyncSendersEachGetTheirOwnIdAndOffset() throws Exception {
-        GatewayMetrics metrics = gateway.metrics();
-        double coalescedBefore = metrics.coalesceSendsCount("coalesced");
-        long batchesBefore = metrics.coalesceBatchCount();
-        double batchedMessagesBefore = metrics.coalesceBatchMessagesTotal();
+        CoalescingCounts before = CoalescingCounts.of(gateway.metrics());
         List<DefaultMQProducer> producers = new ArrayList<>();
-        int senders = PRODUCERS * THREADS_PER_PRODUCER;
-        ExecutorService pool = Executors.newFixedThreadPool(senders);
-        Map<String, Sent> sent = new ConcurrentHashMap<>();
+        Map<String, Sent> sent;
         try {
             for (int p = 0; p < PRODUCERS; p++) {
                 producers.add(producer("c" + p));
             }
+            sent = sendConcurrently(producers, topic, PRODUCERS * THREADS_PER_PRODUCER, PER_THREAD);
+            int total = sent.size();
+            assertOwnIdsAndOffsets(sent.values(), "127.0.0.1:" + gateway.brokerPort(cluster.brokerAddress()));
+            before.assertCoalescedSince(gateway.metrics(), total);
+            assertViewedById(producers.get(0), topic, sent.values());
+        } finally {
+            producers.forEach(DefaultMQProducer::shutdown);
+        }
+        // by consuming
+        Map<String, MessageExt> received = receive(topic, sent.size());
+        assertEquals(sent.keySet(), received.keySet());
+        for (Sent s : sent.values()) {
+            assertStored(s, received.get(s.key()));
+        }
+    }
+
+    /**
+     * {@code perThread} sync sends from each of {@code senders} threads, started at once, taking turns on
+     * {@code producers}: small messages to {@code topic} with keys {@code k-SENDER-SEQ}, a tag and user properties
+     * (CoalescingIT's {@link #assertStored} checks them). What each sent and was answered, by key.
+     */
+    static Map<String, Sent> sendConcurrently(List<DefaultMQProducer> producers, String topic, int senders,
+                                              int perThread) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(senders);
+        Map<String, Sent> sent = new ConcurrentHashMap<>();
+        try {
             CountDownLatch start = new CountDownLatch(1);
             List<Future<?>> done = new ArrayList<>();
             for (int s = 0; s < senders; s++) {
                 int sender = s;
-                DefaultMQProducer producer = producers.get(s % PRODUCERS);
+                DefaultMQProducer producer = producers.get(s % producers.size());
                 done.add(pool.submit(() -> {
                     start.await();
-                    for (int seq = 0; seq < PER_THREAD; seq++) {
+                    for (int seq = 0; seq < perThread; seq++) {
                         String key = "k-" + sender + "-" + seq;
                         byte[] body = body(key, 128);
                         String tag = "tag" + (sender % 3);
@@ -136,12 +158,19 @@ class CoalescingIT {
         } finally {
             pool.shutdownNow();
         }
-        int total = senders * PER_THREAD;
-        assertEquals(total, sent.size());
-        String gatewayStoreHost = "127.0.0.1:" + gateway.brokerPort(cluster.brokerAddress());
+        assertEquals(senders * perThread, sent.size());
+        return sent;
+    }
+
+    /**
+     * Every send stored (SEND_OK) with an id and a queue position of its own, the id leading to the gateway's
+     * {@code gatewayStoreHost}; each sender's messages in its order on each queue (sync: the next send after the
+     * answer to the previous).
+     */
+    static void assertOwnIdsAndOffsets(Collection<Sent> sent, String gatewayStoreHost) throws Exception {
         Set<String> offsetIds = new HashSet<>();
         Set<String> positions = new HashSet<>();
-        for (Sent s : sent.values()) {
+        for (Sent s : sent) {
             SendResult r = s.result();
             assertEquals(SendStatus.SEND_OK, r.getSendStatus(), r::toString);
             assertTrue(offsetIds.add(r.getOffsetMsgId()), "an id of its own: " + r);
@@ -149,43 +178,46 @@ class CoalescingIT {
             assertEquals(gatewayStoreHost, MessageDecoder.decodeMessageId(r.getOffsetMsgId()).getAddress().toString()
                 .replaceFirst("^.*/", ""), "the id leads to the gateway: " + r);
         }
-        // coalescing took place: every send was taken, and batches carried more than one message on average
-        assertEquals(total, metrics.coalesceSendsCount("coalesced") - coalescedBefore, 0.0);
-        long batches = metrics.coalesceBatchCount() - batchesBefore;
-        double batched = metrics.coalesceBatchMessagesTotal() - batchedMessagesBefore;
-        assertEquals(total, batched, 0.0, "every coalesced message went in a batch");
-        assertTrue(batches < total, "batches " + batches + " for " + total + " messages: several shared a batch");
-
-        // each sender's messages on one queue in its order (sync: the next send after the answer to the previous)
         Map<String, Long> lastOffset = new HashMap<>();
-        sent.values().stream().sorted(java.util.Comparator.comparingInt(Sent::sender).thenComparingInt(Sent::seq))
+        sent.stream().sorted(java.util.Comparator.comparingInt(Sent::sender).thenComparingInt(Sent::seq))
             .forEach(s -> {
                 String queue = s.sender() + "/" + s.result().getMessageQueue().getQueueId();
                 Long before = lastOffset.put(queue, s.result().getQueueOffset());
                 assertTrue(before == null || before < s.result().getQueueOffset(), s.key());
             });
+    }
 
-        // by id, through the gateway
-        DefaultMQProducer viewer = producers.get(0);
-        try {
-            for (Sent s : sent.values()) {
-                MessageExt m = viewer.viewMessage(topic, s.result().getOffsetMsgId());
-                assertNotNull(m, s.key());
-                assertStored(s, m);
-            }
-        } finally {
-            producers.forEach(DefaultMQProducer::shutdown);
+    /** The gateway's coalescing counters at one moment: sends taken, batches, messages in batches. */
+    record CoalescingCounts(double coalesced, long batches, double batchedMessages) {
+
+        static CoalescingCounts of(GatewayMetrics metrics) {
+            return new CoalescingCounts(metrics.coalesceSendsCount("coalesced"), metrics.coalesceBatchCount(),
+                metrics.coalesceBatchMessagesTotal());
         }
 
-        // by consuming
-        Map<String, MessageExt> received = receive(topic, total);
-        assertEquals(sent.keySet(), received.keySet());
-        for (Sent s : sent.values()) {
-            assertStored(s, received.get(s.key()));
+        /**
+         * Coalescing took place since these counts: {@code total} sends taken, all in batches, and batches carried
+         * more than one message on average.
+         */
+        void assertCoalescedSince(GatewayMetrics metrics, int total) {
+            CoalescingCounts now = of(metrics);
+            assertEquals(total, now.coalesced() - coalesced, 0.0);
+            long batchCount = now.batches() - batches;
+            assertEquals(total, now.batchedMessages() - batchedMessages, 0.0, "every coalesced message went in a batch");
+            assertTrue(batchCount < total, "batches " + batchCount + " for " + total + " messages: several shared a batch");
         }
     }
 
-    private static void assertStored(Sent s, MessageExt m) {
+    /** Each sent message, viewed by its offsetMsgId with {@code viewer} (through the gateway), is what was sent. */
+    static void assertViewedById(DefaultMQProducer viewer, String topic, Collection<Sent> sent) throws Exception {
+        for (Sent s : sent) {
+            MessageExt m = viewer.viewMessage(topic, s.result().getOffsetMsgId());
+            assertNotNull(m, s.key());
+            assertStored(s, m);
+        }
+    }
+
+    static void assertStored(Sent s, MessageExt m) {
         SendResult r = s.result();
         assertEquals(s.key(), m.getKeys());
         assertArrayEquals(s.body(), m.getBody(), s.key());
@@ -212,10 +244,7 @@ class CoalescingIT {
                 String key = line.path("key").asText();
                 MessageExt byId = viewer.viewMessage(topic497, line.path("offsetMsgId").asText());
                 for (MessageExt m : List.of(byId, received.get(key))) {
-                    assertEquals(key, m.getKeys());
-                    assertEquals(line.path("msgId").asText(), m.getProperty("UNIQ_KEY"), key);
-                    assertEquals(line.path("queueId").asInt(), m.getQueueId(), key);
-                    assertEquals(line.path("queueOffset").asLong(), m.getQueueOffset(), key);
+                    assertStored(line, m);
                 }
             }
         } finally {
@@ -292,6 +321,15 @@ class CoalescingIT {
             warmOnly.add("warm-" + p);
         }
         assertEquals(warmOnly, stored.keySet(), "nothing of the refused sends was stored");
+    }
+
+    /** A scenario's "sent" line and the message stored for it: the key, the unique key and the position answered. */
+    static void assertStored(JsonNode sentLine, MessageExt m) {
+        String key = sentLine.path("key").asText();
+        assertEquals(key, m.getKeys());
+        assertEquals(sentLine.path("msgId").asText(), m.getProperty("UNIQ_KEY"), key);
+        assertEquals(sentLine.path("queueId").asInt(), m.getQueueId(), key);
+        assertEquals(sentLine.path("queueOffset").asLong(), m.getQueueOffset(), key);
     }
 
     private static byte[] body(String key, int size) {

@@ -25,6 +25,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
@@ -79,8 +80,19 @@ class FanoutIT {
     @Test
     void aMixedBatchFromA540ProducerReachesEachDestinationsConsumers() throws Exception {
         String[] topics = destinations("fan540", 4, 2);
-        String a = topics[0];
-        String b = topics[1];
+        aMixedBatchFromA540ProducerReaches(gateway, cluster::group, FanoutIT::receive, topics[0], topics[1],
+            "127.0.0.1:" + gateway.brokerPort(cluster.brokerAddress()));
+    }
+
+    /**
+     * A 5.4.0 producer in this JVM sends one batch to {@code gateway}'s fan-out topic, its 5 messages for
+     * {@code a}, {@code b} or both (its group named by {@code groups}); consumers of each ({@code receiver}) receive
+     * exactly theirs, with bodies, keys, tags, properties and unique keys intact, and the ids answered lead to
+     * {@code gatewayStoreHost}.
+     */
+    static void aMixedBatchFromA540ProducerReaches(GatewayFixture gateway, UnaryOperator<String> groups,
+                                                   GatewayClients.Receiver receiver, String a, String b,
+                                                   String gatewayStoreHost) throws Exception {
         String[] dests = {a, b, a + "," + b, b, a};
         List<Message> batch = new ArrayList<>();
         for (int i = 0; i < dests.length; i++) {
@@ -92,7 +104,7 @@ class FanoutIT {
             }
             batch.add(m);
         }
-        DefaultMQProducer producer = producer("fan540");
+        DefaultMQProducer producer = GatewayClients.producer(groups, gateway, "fan540");
         SendResult result;
         try {
             result = producer.send(batch);
@@ -102,8 +114,8 @@ class FanoutIT {
         assertEquals(SendStatus.SEND_OK, result.getSendStatus(), result::toString);
         assertEquals(6, result.getOffsetMsgId().split(",").length, "one id per stored copy: " + result);
 
-        Map<String, MessageExt> inA = receive(a, 3);
-        Map<String, MessageExt> inB = receive(b, 3);
+        Map<String, MessageExt> inA = receiver.receive(a, 3);
+        Map<String, MessageExt> inB = receiver.receive(b, 3);
         assertEquals(Set.of("key-540-0", "key-540-2", "key-540-4"), inA.keySet());
         assertEquals(Set.of("key-540-1", "key-540-2", "key-540-3"), inB.keySet());
         for (Map<String, MessageExt> received : List.of(inA, inB)) {
@@ -120,7 +132,6 @@ class FanoutIT {
         // the message sent to both topics: the same unique key in each
         assertEquals(inA.get("key-540-2").getMsgId(), inB.get("key-540-2").getMsgId());
         // the offsetMsgIds the producer got lead to the gateway's port for the broker
-        String gatewayStoreHost = "127.0.0.1:" + gateway.brokerPort(cluster.brokerAddress());
         for (String id : result.getOffsetMsgId().split(",")) {
             assertEquals(gatewayStoreHost, org.apache.rocketmq.common.message.MessageDecoder.decodeMessageId(id)
                 .getAddress().toString().replaceFirst("^.*/", ""));
@@ -154,14 +165,31 @@ class FanoutIT {
     void aMixedBatchFromA497ProducerReachesEachDestinationsConsumers() throws Exception {
         String[] topics = destinations("fan497", 2, 4);
         String a = topics[0];
-        String b = topics[1];
+        aMixedBatchFromA497ProducerReaches(gateway, FanoutIT::receive, a, topics[1]);
+
+        ScenarioResult refused = ScenarioRunner.scenario(ClientVersion.V4_9_7, "fanout-send")
+            .namesrv(gateway.namesrvAddress()).topic(FANOUT).count(2).keyPrefix("k497bad")
+            .arg("destinations", a + "|" + cluster.topic("fan_nosuch497")).timeout(Duration.ofSeconds(60)).run();
+        assertFalse(refused.ok(), refused::describe);
+        String remark = refused.lines("send-error").get(0).path("brokerRemark").asText();
+        assertTrue(remark.contains("fan-out refused, nothing was sent: destination ") && remark.contains("has no route"),
+            refused::describe);
+    }
+
+    /**
+     * A forked 4.9.7 producer sends one batch of 6 messages to {@code gateway}'s fan-out topic, for {@code a},
+     * {@code b} or both; consumers of each ({@code receiver}) receive exactly theirs, with bodies, keys, tags,
+     * properties and the client's unique keys intact.
+     */
+    static void aMixedBatchFromA497ProducerReaches(GatewayFixture gateway, GatewayClients.Receiver receiver, String a,
+                                                   String b) throws Exception {
         ScenarioResult send = ScenarioRunner.scenario(ClientVersion.V4_9_7, "fanout-send")
             .namesrv(gateway.namesrvAddress()).topic(FANOUT).count(6).keyPrefix("k497")
             .arg("destinations", a + "|" + b + "|" + a + "," + b).timeout(Duration.ofSeconds(60)).run().assertOk();
         assertEquals(8, send.summary().path("offsetMsgIds").asText().split(",").length, send::describe);
 
-        Map<String, MessageExt> inA = receive(a, 4);
-        Map<String, MessageExt> inB = receive(b, 4);
+        Map<String, MessageExt> inA = receiver.receive(a, 4);
+        Map<String, MessageExt> inB = receiver.receive(b, 4);
         assertEquals(Set.of("k497-0", "k497-2", "k497-3", "k497-5"), inA.keySet());
         assertEquals(Set.of("k497-1", "k497-2", "k497-4", "k497-5"), inB.keySet());
         Map<String, String> sentIds = new HashMap<>();
@@ -179,14 +207,6 @@ class FanoutIT {
                 assertEquals(sentIds.get(key), m.getMsgId(), "the 4.9.7 client's unique key");
             });
         }
-
-        ScenarioResult refused = ScenarioRunner.scenario(ClientVersion.V4_9_7, "fanout-send")
-            .namesrv(gateway.namesrvAddress()).topic(FANOUT).count(2).keyPrefix("k497bad")
-            .arg("destinations", a + "|" + cluster.topic("fan_nosuch497")).timeout(Duration.ofSeconds(60)).run();
-        assertFalse(refused.ok(), refused::describe);
-        String remark = refused.lines("send-error").get(0).path("brokerRemark").asText();
-        assertTrue(remark.contains("fan-out refused, nothing was sent: destination ") && remark.contains("has no route"),
-            refused::describe);
     }
 
     private static Message message(String destination, String key) {

@@ -30,6 +30,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import java.util.function.UnaryOperator;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
@@ -37,10 +38,13 @@ import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
+import org.apache.rocketmq.remoting.CommandCustomHeader;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.apache.rocketmq.remoting.protocol.header.GetConsumerListByGroupRequestHeader;
+import org.apache.rocketmq.remoting.protocol.header.GetMaxOffsetRequestHeader;
+import org.apache.rocketmq.remoting.protocol.header.QueryConsumerOffsetRequestHeader;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -50,7 +54,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Virtual queues against the real 5.4.0 broker: a topic with 4 queues, 16 push consumers of one group
  * through the gateway (12 rocketmq-client 5.4.0 consumers in this JVM, 4 forked 4.9.7 ones). All 16 get
  * work, each near its fair share; every message sent is consumed, none twice; the broker sees the gateway
- * as the group's only member; the gateway's own invariants hold. Two gateways in front of the cluster split
+ * as the group's only member and holds its commits; the gateway's own invariants hold (the same against a 4.9.7
+ * broker: LegacyBrokerFeaturesIT). Two gateways in front of the cluster split
  * the real queues between them through the broker's own rebalance.
  */
 @ExtendWith(SharedClusterExtension.class)
@@ -91,6 +96,18 @@ class VirtualQueuesIT {
 
     @Test
     void sixteenConsumersShareFourQueuesWithoutLossOrDuplicates() throws Exception {
+        sixteenConsumersShareFourQueues(gateway, topic, group, cluster.brokerAddress(), cluster::group);
+    }
+
+    /**
+     * 16 push consumers of {@code group} (12 of 5.4.0 in this JVM, 4 forked of 4.9.7) on {@code topic}, whose
+     * {@value #REAL_QUEUES} real queues are at {@code brokerAddress}, through {@code gateway}, which serves the group
+     * with {@value #PER_REAL_QUEUE} virtual queues per real queue: each gets its fair share of {@value #MESSAGES}
+     * messages (+-25%), every message is consumed once, the broker sees the gateway as the group's only member and
+     * holds its commit at the end of every queue. {@code groups} names other groups (the producer's) from a hint.
+     */
+    static void sixteenConsumersShareFourQueues(GatewayFixture gateway, String topic, String group,
+                                                String brokerAddress, UnaryOperator<String> groups) throws Exception {
         VirtualQueues queues = gateway.gateway().virtualQueues();
         List<ScenarioProcess> forked = new ArrayList<>();
         List<DefaultMQPushConsumer> inJvm = new ArrayList<>();
@@ -119,15 +136,15 @@ class VirtualQueuesIT {
                 () -> consumer.virtualQueueCount() == REAL_QUEUES * PER_REAL_QUEUE);
             TimeUnit.SECONDS.sleep(5); // the forked consumers' rebalance (notified, and every 2 s)
 
-            Set<String> sent = produce();
+            Set<String> sent = produce(topic, gateway.namesrvAddress(), MESSAGES, "vq-", groups.apply("vqp"));
 
             try {
                 await("every message acknowledged", Duration.ofSeconds(90), () -> {
-                    VirtualQueueStats s = stats(consumer);
+                    VirtualQueueStats s = stats(gateway, consumer);
                     return s.acknowledged() >= MESSAGES && s.leased() == 0 && s.available() == 0;
                 });
             } catch (AssertionError e) {
-                throw new AssertionError(e.getMessage() + ": " + stats(consumer), e);
+                throw new AssertionError(e.getMessage() + ": " + stats(gateway, consumer), e);
             }
             for (DefaultMQPushConsumer c : inJvm) {
                 c.shutdown();
@@ -165,12 +182,22 @@ class VirtualQueuesIT {
             // the broker sees the gateway as the group's only member, never the clients behind it
             GetConsumerListByGroupRequestHeader h = new GetConsumerListByGroupRequestHeader();
             h.setConsumerGroup(group);
-            RemotingCommand answer = Admin.invoke(cluster.brokerAddress(),
+            RemotingCommand answer = Admin.invoke(brokerAddress,
                 RemotingCommand.createRequestCommand(RequestCode.GET_CONSUMER_LIST_BY_GROUP, h), Duration.ofSeconds(5));
             assertEquals(ResponseCode.SUCCESS, answer.getCode(), answer::getRemark);
             JsonNode ids = JSON.readTree(new String(answer.getBody(), StandardCharsets.UTF_8)).path("consumerIdList");
             assertEquals(1, ids.size(), ids::toString);
             assertTrue(ids.get(0).asText().contains("@rmqgw-"), ids::toString);
+            // the real commits reached the broker (pushed once a second): the group's offset is each queue's end
+            try {
+                await("the broker holds the group's commit at the end of every queue", Duration.ofSeconds(15), () -> {
+                    List<long[]> o = brokerOffsets(brokerAddress, topic, group);
+                    return o.stream().allMatch(q -> q[0] == q[1]) && o.stream().mapToLong(q -> q[1]).sum() == MESSAGES;
+                });
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + ": commit/end per queue " + brokerOffsets(brokerAddress, topic,
+                    group).stream().map(q -> q[0] + "/" + q[1]).toList(), e);
+            }
             assertEquals(List.of(), queues.loop().submit(consumer::checkInvariants).get(5, TimeUnit.SECONDS));
             // the meters say the same (refreshed every second)
             await("the meters caught up", Duration.ofSeconds(5), () -> gateway.metrics().registry()
@@ -415,12 +442,13 @@ class VirtualQueuesIT {
         return c;
     }
 
-    private static Set<String> produce() throws Exception {
-        return produce(topic, gateway.namesrvAddress(), MESSAGES, "vq-");
+    private static Set<String> produce(String topic, String namesrv, int messages, String keyPrefix) throws Exception {
+        return produce(topic, namesrv, messages, keyPrefix, cluster.group("vqp"));
     }
 
-    private static Set<String> produce(String topic, String namesrv, int messages, String keyPrefix) throws Exception {
-        DefaultMQProducer producer = new DefaultMQProducer(cluster.group("vqp"));
+    private static Set<String> produce(String topic, String namesrv, int messages, String keyPrefix,
+                                       String producerGroup) throws Exception {
+        DefaultMQProducer producer = new DefaultMQProducer(producerGroup);
         producer.setNamesrvAddr(namesrv);
         producer.setInstanceName(keyPrefix + "producer");
         producer.start();
@@ -441,6 +469,36 @@ class VirtualQueuesIT {
         return keys;
     }
 
+    /**
+     * {commit, end} of each of the topic's {@value #REAL_QUEUES} queues as the broker at {@code brokerAddress} answers
+     * QUERY_CONSUMER_OFFSET for {@code group} and GET_MAX_OFFSET (-1 for what it does not answer).
+     */
+    private static List<long[]> brokerOffsets(String brokerAddress, String topic, String group) {
+        List<long[]> out = new ArrayList<>();
+        for (int q = 0; q < REAL_QUEUES; q++) {
+            QueryConsumerOffsetRequestHeader commit = new QueryConsumerOffsetRequestHeader();
+            commit.setConsumerGroup(group);
+            commit.setTopic(topic);
+            commit.setQueueId(q);
+            GetMaxOffsetRequestHeader end = new GetMaxOffsetRequestHeader();
+            end.setTopic(topic);
+            end.setQueueId(q);
+            out.add(new long[] {offsetAnswer(brokerAddress, RequestCode.QUERY_CONSUMER_OFFSET, commit),
+                offsetAnswer(brokerAddress, RequestCode.GET_MAX_OFFSET, end)});
+        }
+        return out;
+    }
+
+    private static long offsetAnswer(String brokerAddress, int code, CommandCustomHeader header) {
+        try {
+            RemotingCommand answer = Admin.invoke(brokerAddress, RemotingCommand.createRequestCommand(code, header),
+                Duration.ofSeconds(5));
+            return answer.getCode() == ResponseCode.SUCCESS ? Long.parseLong(answer.getExtFields().get("offset")) : -1;
+        } catch (Exception e) {
+            throw new IllegalStateException("request " + code + " to " + brokerAddress, e);
+        }
+    }
+
     /** A new topic of REAL_QUEUES queues and a gateway serving {@code group} on it ({@code maxLeases} null: default). */
     private static GatewayFixture gatewayServing(String topic, String group, Integer maxLeases) throws Exception {
         Admin.createTopic(cluster.brokerAddress(), topic, REAL_QUEUES);
@@ -448,10 +506,6 @@ class VirtualQueuesIT {
         VirtualQueueConfig vq = new VirtualQueueConfig(group, topic, PER_REAL_QUEUE, null, null, maxLeases, null, null,
             null);
         return GatewayFixture.start(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(vq));
-    }
-
-    private static VirtualQueueStats stats(VirtualConsumer consumer) {
-        return stats(gateway, consumer);
     }
 
     /** The consumer's stats, read on the gateway's virtual-queue loop (GoClientIT too). */

@@ -11,7 +11,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.MessageExt;
@@ -25,7 +32,13 @@ public final class GatewayClients {
     /** A started producer of its own group and client instance (its own connections), without send retries. */
     public static DefaultMQProducer producer(SharedCluster cluster, GatewayFixture gateway, String hint)
         throws Exception {
-        DefaultMQProducer p = new DefaultMQProducer(cluster.group(hint + "_pg"));
+        return producer(cluster::group, gateway, hint);
+    }
+
+    /** As {@link #producer(SharedCluster, GatewayFixture, String)}, its group named by {@code groups} from a hint. */
+    public static DefaultMQProducer producer(UnaryOperator<String> groups, GatewayFixture gateway, String hint)
+        throws Exception {
+        DefaultMQProducer p = new DefaultMQProducer(groups.apply(hint + "_pg"));
         p.setNamesrvAddr(gateway.namesrvAddress());
         p.setInstanceName("rmqgw-it-" + hint + "-" + System.nanoTime());
         p.setRetryTimesWhenSendFailed(0);
@@ -40,7 +53,13 @@ public final class GatewayClients {
      */
     public static Map<String, MessageExt> receive(SharedCluster cluster, GatewayFixture gateway, String topic,
                                                   int expected, Duration timeout) throws Exception {
-        DefaultLitePullConsumer consumer = new DefaultLitePullConsumer(cluster.group(topic + "_cg"));
+        return receive(cluster::group, gateway, topic, expected, timeout);
+    }
+
+    /** As {@link #receive(SharedCluster, GatewayFixture, String, int, Duration)}, its group named by {@code groups}. */
+    public static Map<String, MessageExt> receive(UnaryOperator<String> groups, GatewayFixture gateway, String topic,
+                                                  int expected, Duration timeout) throws Exception {
+        DefaultLitePullConsumer consumer = new DefaultLitePullConsumer(groups.apply(topic + "_cg"));
         consumer.setNamesrvAddr(gateway.namesrvAddress());
         consumer.setInstanceName("rmqgw-it-consume-" + System.nanoTime());
         consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
@@ -64,9 +83,58 @@ public final class GatewayClients {
         } finally {
             consumer.shutdown();
         }
+        return checked(topic, expected, byKey, duplicates);
+    }
+
+    /**
+     * As {@link #receive(UnaryOperator, GatewayFixture, String, int, Duration)} with a push consumer: 5.x lite pull
+     * consumers pull with LITE_PULL_MESSAGE, which 4.x brokers do not know (they answer REQUEST_CODE_NOT_SUPPORTED);
+     * push consumers use PULL_MESSAGE, which every broker serves.
+     */
+    public static Map<String, MessageExt> receivePushed(UnaryOperator<String> groups, GatewayFixture gateway,
+                                                        String topic, int expected, Duration timeout) throws Exception {
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(groups.apply(topic + "_cg"));
+        consumer.setNamesrvAddr(gateway.namesrvAddress());
+        consumer.setInstanceName("rmqgw-it-consume-" + System.nanoTime());
+        consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        consumer.subscribe(topic, "*");
+        Map<String, MessageExt> byKey = new ConcurrentHashMap<>();
+        List<String> duplicates = new CopyOnWriteArrayList<>();
+        consumer.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
+            for (MessageExt m : msgs) {
+                if (byKey.putIfAbsent(m.getKeys(), m) != null) {
+                    duplicates.add(m.getKeys());
+                }
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        consumer.start();
+        try {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (byKey.size() < expected && System.nanoTime() < deadline) {
+                TimeUnit.MILLISECONDS.sleep(100);
+            }
+            if (byKey.size() >= expected) {
+                TimeUnit.SECONDS.sleep(3);
+            }
+        } finally {
+            consumer.shutdown();
+        }
+        return checked(topic, expected, new TreeMap<>(byKey), duplicates);
+    }
+
+    /** {@code byKey}, once there were no duplicates and it holds {@code expected} messages. */
+    private static Map<String, MessageExt> checked(String topic, int expected, Map<String, MessageExt> byKey,
+                                                   List<String> duplicates) {
         assertTrue(duplicates.isEmpty(), "duplicates " + duplicates);
         assertEquals(expected, byKey.size(), () -> topic + " received " + (byKey.size() > 50 ? byKey.size()
             : new TreeSet<>(byKey.keySet())));
         return byKey;
+    }
+
+    /** Receives a topic's messages through a gateway, by key: exactly {@code expected} of them, none twice. */
+    @FunctionalInterface
+    public interface Receiver {
+        Map<String, MessageExt> receive(String topic, int expected) throws Exception;
     }
 }
