@@ -190,6 +190,7 @@ public final class VirtualConsumer {
         }
         if (retry != null && retry.version() > retrySubscription.version()) {
             retrySubscription = retry;
+            owner.heartbeatSoon();
         }
         startPoint = from;
         if (!started) {

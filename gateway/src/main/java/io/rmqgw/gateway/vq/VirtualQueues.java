@@ -65,6 +65,8 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
     /** The key the client registry files the served broker's clients under. */
     public static final String REGISTRY_KEY = "virtual-broker:" + BROKER_NAME;
     private static final long HEARTBEAT_MILLIS = 10_000;
+    /** How long a heartbeat asked for by a subscription change waits for more of them (clients join in bursts). */
+    private static final long HEARTBEAT_SOON_MILLIS = 50;
     private static final AttributeKey<Set<String>> WATCHED_GROUPS = AttributeKey.valueOf("rmqgw.vq.groups");
     /** RemotingCommand's oneway flag bit. */
     private static final int ONEWAY_FLAG = 1 << 1;
@@ -85,6 +87,8 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
     private volatile List<VirtualQueueConfig> settings;
     private volatile Set<String> groups;
     private ScheduledFuture<?> heartbeats;
+    /** A {@link #heartbeatSoon} is scheduled (on {@link #loop}). */
+    private boolean heartbeatPending;
     private volatile boolean closed;
 
     public VirtualQueues(List<VirtualQueueConfig> settings, BrokerListeners brokers, RelayContext context,
@@ -276,6 +280,21 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
     }
 
     // ---------------------------------------------------------------- the gateway's membership on real brokers
+
+    /**
+     * A heartbeat to every master soon (on {@link #loop}), once for any number of calls meanwhile: a client's newer
+     * retry-topic subscription must reach the brokers before its pulls of that topic, which they refuse as
+     * SUBSCRIPTION_NOT_LATEST until then (the clients back off 3 s each time), not at the next periodic heartbeat.
+     */
+    void heartbeatSoon() {
+        if (!heartbeatPending) {
+            heartbeatPending = true;
+            loop.schedule(() -> {
+                heartbeatPending = false;
+                heartbeatAll();
+            }, HEARTBEAT_SOON_MILLIS, TimeUnit.MILLISECONDS);
+        }
+    }
 
     /** Heartbeats every master broker of the virtual topics with all the groups (called on {@link #loop}). */
     void heartbeatAll() {

@@ -42,6 +42,7 @@ import org.apache.rocketmq.remoting.CommandCustomHeader;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
+import org.apache.rocketmq.remoting.protocol.header.GetConsumerConnectionListRequestHeader;
 import org.apache.rocketmq.remoting.protocol.header.GetConsumerListByGroupRequestHeader;
 import org.apache.rocketmq.remoting.protocol.header.GetMaxOffsetRequestHeader;
 import org.apache.rocketmq.remoting.protocol.header.QueryConsumerOffsetRequestHeader;
@@ -319,6 +320,12 @@ class VirtualQueuesIT {
             VirtualConsumer consumer = gw.gateway().virtualQueues().consumer(group3, topic3);
             await("the gateway owns the 4 real queues", Duration.ofSeconds(30),
                 () -> consumer.virtualQueueCount() == REAL_QUEUES * PER_REAL_QUEUE);
+            // the clients pull the retry topic from the broker, which refuses a subscription newer than the one the
+            // gateway's heartbeat carried: the gateway heartbeats as soon as a client brings a newer one
+            long clientsRetryVersion = consumers.stream().mapToLong(c -> c.getDefaultMQPushConsumerImpl()
+                .getRebalanceImpl().getSubscriptionInner().get("%RETRY%" + group3).getSubVersion()).max().orElseThrow();
+            await("the broker holds the clients' retry subscription", Duration.ofSeconds(2),
+                () -> brokersRetryVersion(group3) == clientsRetryVersion);
             TimeUnit.SECONDS.sleep(3); // the consumers' rebalance over the virtual queues
             int messages = 10;
             Set<String> sent = produce(topic3, gw.namesrvAddress(), messages, "vq3-");
@@ -514,6 +521,23 @@ class VirtualQueuesIT {
             return on.gateway().virtualQueues().loop().submit(consumer::stats).get(5, TimeUnit.SECONDS);
         } catch (Exception e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    /** The subscription version of {@code group}'s retry topic that the broker holds (-1: none). */
+    private static long brokersRetryVersion(String group) {
+        GetConsumerConnectionListRequestHeader h = new GetConsumerConnectionListRequestHeader();
+        h.setConsumerGroup(group);
+        try {
+            RemotingCommand answer = Admin.invoke(cluster.brokerAddress(), RemotingCommand.createRequestCommand(
+                RequestCode.GET_CONSUMER_CONNECTION_LIST, h), Duration.ofSeconds(5));
+            if (answer.getCode() != ResponseCode.SUCCESS) {
+                return -1;
+            }
+            return JSON.readTree(new String(answer.getBody(), StandardCharsets.UTF_8))
+                .path("subscriptionTable").path("%RETRY%" + group).path("subVersion").asLong(-1);
+        } catch (Exception e) {
+            return -1;
         }
     }
 
