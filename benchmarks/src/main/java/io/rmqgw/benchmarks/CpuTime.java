@@ -75,11 +75,14 @@ public final class CpuTime {
             ops.put("gatewayUntyped", b::gatewayUntyped);
         } else if (args[0].equals("vq")) { // one op is a batch; reported per message
             perOp = VirtualQueueBenchmark.BATCH;
-            for (SerializeType type : List.of(SerializeType.ROCKETMQ, SerializeType.JSON)) {
-                VirtualQueueBenchmark b = new VirtualQueueBenchmark();
-                b.encoding = type;
-                b.setUp();
-                ops.put("deliver" + type, b::deliver);
+            for (boolean mapBuilt : new boolean[] {false, true}) {
+                for (SerializeType type : List.of(SerializeType.ROCKETMQ, SerializeType.JSON)) {
+                    VirtualQueueBenchmark b = new VirtualQueueBenchmark();
+                    b.encoding = type;
+                    b.mapBuilt = mapBuilt;
+                    b.setUp();
+                    ops.put("deliver" + type + (mapBuilt ? "MapBuilt" : ""), b::deliver);
+                }
             }
         } else {
             PullResponseBenchmark b = new PullResponseBenchmark();

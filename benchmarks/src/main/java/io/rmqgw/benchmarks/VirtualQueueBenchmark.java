@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.RemotingHeader;
+import io.rmqgw.codec.header.PullResponseEncoder;
 import io.rmqgw.codec.message.StoredRecords;
 import io.rmqgw.gateway.config.VirtualQueueConfig;
 import io.rmqgw.gateway.vq.Appended;
@@ -65,6 +66,10 @@ public class VirtualQueueBenchmark {
     @Param({"ROCKETMQ", "JSON"})
     public SerializeType encoding;
 
+    /** The answer's header as VirtualConsumer built it before PullResponseEncoder: a HashMap through Frames.encode. */
+    @Param({"false", "true"})
+    public boolean mapBuilt;
+
     private final PooledByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
     private final RealQueue queue = new RealQueue("broker-a", 0);
     private VirtualQueueGroup group;
@@ -122,6 +127,10 @@ public class VirtualQueueBenchmark {
 
     /** What {@code VirtualConsumer.answerFound} writes (no store-host rewriting). */
     private ByteBuf answerFound(int opaque, Pull p) {
+        if (!mapBuilt) {
+            return PullResponseEncoder.encode(alloc, encoding, opaque, ResponseCode.SUCCESS, null, p.nextOffset(),
+                p.records());
+        }
         Map<String, String> ext = new HashMap<>();
         ext.put("suggestWhichBrokerId", "0");
         ext.put("nextBeginOffset", Long.toString(p.nextOffset()));
