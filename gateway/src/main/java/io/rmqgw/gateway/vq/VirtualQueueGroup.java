@@ -12,7 +12,6 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -75,7 +74,7 @@ public final class VirtualQueueGroup {
      * Leased messages in the order leased, so in deadline order (one lease-deadline for all); a lease leaves it
      * when it ends, so it holds exactly the leases in flight.
      */
-    private final LinkedHashSet<WindowMessage> leasesByAge = new LinkedHashSet<>();
+    private final LeaseList leasesByAge = new LeaseList();
     /** DEAD_LETTER messages not handed to the wiring yet. */
     private final ArrayDeque<WindowMessage> deadLetters = new ArrayDeque<>();
     private boolean closed;
@@ -310,25 +309,25 @@ public final class VirtualQueueGroup {
             return Pull.empty(maxMessages <= 0 ? Pull.Status.NOTHING_AVAILABLE : Pull.Status.LEASE_LIMIT,
                 virtualQueue, v.nextOffset);
         }
-        List<WindowMessage> taken = new ArrayList<>(Math.min(room, available));
-        while (taken.size() < room) {
+        // no more than are AVAILABLE (the gauge counts them): one array, filled, no list growing per message
+        WindowMessage[] taken = new WindowMessage[Math.min(room, available)];
+        int count = 0;
+        int bytes = 0;
+        while (count < taken.length) {
             WindowMessage m = nextAvailable();
             if (m == null) {
                 break;
             }
             lease(m, v, holder, now);
-            taken.add(m);
-        }
-        if (taken.isEmpty()) {
-            return Pull.empty(Pull.Status.NOTHING_AVAILABLE, virtualQueue, v.nextOffset);
-        }
-        List<Delivery> delivered = new ArrayList<>(taken.size());
-        int bytes = 0;
-        for (WindowMessage m : taken) {
-            delivered.add(new Delivery(m.window.queue, m.offset, virtualQueue, m.virtualOffset, m.deliveries, holder));
+            taken[count++] = m;
             bytes += m.size;
         }
-        return new Pull(Pull.Status.FOUND, virtualQueue, delivered, v.nextOffset, readdressed(taken, virtualQueue, bytes));
+        if (count == 0) {
+            return Pull.empty(Pull.Status.NOTHING_AVAILABLE, virtualQueue, v.nextOffset);
+        }
+        Deliveries delivered = new Deliveries(taken, count, virtualQueue, holder);
+        return new Pull(Pull.Status.FOUND, virtualQueue, delivered, v.nextOffset,
+            readdressed(taken, count, virtualQueue, bytes));
     }
 
     /**
@@ -345,22 +344,25 @@ public final class VirtualQueueGroup {
             return 0;
         }
         v.lastActivity.put(holder, nanoClock.getAsLong());
-        List<WindowMessage> acked = new ArrayList<>();
-        for (WindowMessage m : v.leases.headMap(commitOffset, false).values()) {
-            if (m.holder == holder) {
-                acked.add(m);
+        int acked = 0;
+        // taken off the queue by the iterator as they are met: no list of them first
+        Iterator<WindowMessage> below = v.leases.headMap(commitOffset, false).values().iterator();
+        while (below.hasNext()) {
+            WindowMessage m = below.next();
+            if (m.holder != holder) {
+                continue;
             }
-        }
-        for (WindowMessage m : acked) {
+            acked++;
             if (m.state != State.LEASED) {
                 violation(Invariant.STATE);
                 continue;
             }
-            endLease(m);
+            below.remove();
+            leaseEnded(m);
             acknowledge(m);
             acknowledged++;
         }
-        return acked.size();
+        return acked;
     }
 
     /**
@@ -415,7 +417,7 @@ public final class VirtualQueueGroup {
         long now = nanoClock.getAsLong();
         int ended = 0;
         while (!leasesByAge.isEmpty()) {
-            WindowMessage m = leasesByAge.iterator().next();
+            WindowMessage m = leasesByAge.oldest();
             if (m.deadlineNanos - now > 0) {
                 break;
             }
@@ -503,7 +505,7 @@ public final class VirtualQueueGroup {
 
     /** The message leased to {@code holder} at {@code commitLogOffset} (how clients name a message), or null. */
     private WindowMessage leased(long holder, long commitLogOffset) {
-        for (WindowMessage m : leasesByAge) {
+        for (WindowMessage m = leasesByAge.oldest(); m != null; m = m.newerLease) {
             if (m.holder == holder && m.commitLogOffset == commitLogOffset) {
                 return m;
             }
@@ -783,9 +785,8 @@ public final class VirtualQueueGroup {
         if (m.state != State.AVAILABLE) {
             violation(Invariant.STATE);
         }
-        Map.Entry<Long, WindowMessage> last = v.leases.lastEntry();
         long offset = v.nextOffset++;
-        if (last != null && last.getKey() >= offset) {
+        if (!v.leases.isEmpty() && v.leases.lastKey() >= offset) {
             violation(Invariant.VIRTUAL_OFFSET_WENT_BACK);
         }
         m.state = State.LEASED;
@@ -804,6 +805,11 @@ public final class VirtualQueueGroup {
     /** Takes {@code m} off its virtual queue; its state is set by the caller. */
     private void endLease(WindowMessage m) {
         m.leasedOn.leases.remove(m.virtualOffset);
+        leaseEnded(m);
+    }
+
+    /** The rest of {@link #endLease} for a lease already taken out of its queue's map. */
+    private void leaseEnded(WindowMessage m) {
         m.leasedOn = null;
         leasesByAge.remove(m);
         leased--;
@@ -851,10 +857,11 @@ public final class VirtualQueueGroup {
     }
 
     /** Copies the leased records into one buffer, each re-addressed to its virtual queue and offset. */
-    private ByteBuf readdressed(List<WindowMessage> taken, int virtualQueue, int bytes) {
+    private ByteBuf readdressed(WindowMessage[] taken, int count, int virtualQueue, int bytes) {
         ByteBuf out = alloc.buffer(bytes, bytes);
         try {
-            for (WindowMessage m : taken) {
+            for (int i = 0; i < count; i++) {
+                WindowMessage m = taken[i];
                 int at = out.writerIndex();
                 out.writeBytes(m.record, m.record.readerIndex(), m.size);
                 int reconsumeTimes = (int) Math.min(Integer.MAX_VALUE, (long) m.storedReconsumeTimes + m.deliveries - 1);

@@ -35,6 +35,11 @@ final class WindowMessage {
     long holder;
     long deadlineNanos;
 
+    // its place in the group's LeaseList, while LEASED
+    WindowMessage olderLease;
+    WindowMessage newerLease;
+    boolean inLeaseList;
+
     /** DEAD_LETTER only: handed to the wiring by takeDeadLetters, outcome not reported yet. */
     boolean deadLetterReported;
 
