@@ -209,20 +209,26 @@ public final class VirtualQueueGroup {
             boolean malformed = false;
             int pos = records.readerIndex();
             int end = records.writerIndex();
+            FetchedRecords source = null; // one reference to the answer for all the messages taken from it
             while (pos < end) {
-                int length = StoredRecords.recordLength(records, pos);
-                if (length < 0 || StoredRecords.queueId(records, pos) != queue.queueId()) {
+                // one walk over the record checks it (as recordLength does) and finds its RECONSUMETIMES
+                int reconsumeTimesAt = StoredRecords.reconsumeTimesOffset(records, pos);
+                if (reconsumeTimesAt < 0 || StoredRecords.queueId(records, pos) != queue.queueId()) {
                     malformed = true;
                     break;
                 }
+                int length = records.getInt(pos);
                 long offset = StoredRecords.queueOffset(records, pos);
                 if (offset < w.fetchOffset) {
                     duplicates++;
                 } else if (overflow > 0 || !hasRoom(w, length)) {
                     overflow++;
                 } else {
-                    WindowMessage m = new WindowMessage(w, offset, records.retainedSlice(pos, length), now,
-                        StoredRecords.reconsumeTimes(records, pos), StoredRecords.commitLogOffset(records, pos));
+                    if (source == null) {
+                        source = new FetchedRecords(records.retain());
+                    }
+                    WindowMessage m = new WindowMessage(w, offset, source, pos, length, reconsumeTimesAt, now,
+                        records.getInt(pos + reconsumeTimesAt), StoredRecords.commitLogOffset(records, pos));
                     w.messages.addLast(m);
                     w.fresh.addLast(m);
                     w.heldBytes += length;
@@ -682,12 +688,12 @@ public final class VirtualQueueGroup {
                 if (m.offset >= w.fetchOffset) {
                     broken.add(w.queue + ": " + m + " at or past the fetch offset " + w.fetchOffset);
                 }
-                if ((m.record == null) != (m.state == State.ACKED)) {
-                    broken.add(w.queue + ": " + m + (m.record == null ? " lost its bytes" : " still holds bytes"));
+                if ((m.source == null) != (m.state == State.ACKED)) {
+                    broken.add(w.queue + ": " + m + (m.source == null ? " lost its bytes" : " still holds bytes"));
                 }
-                if (m.record != null) {
+                if (m.source != null) {
                     bytes += m.size;
-                    if (m.record.refCnt() < 1) {
+                    if (m.source.buffer.refCnt() < 1) {
                         broken.add(w.queue + ": " + m + " holds a released record");
                     }
                 }
@@ -863,11 +869,10 @@ public final class VirtualQueueGroup {
             for (int i = 0; i < count; i++) {
                 WindowMessage m = taken[i];
                 int at = out.writerIndex();
-                out.writeBytes(m.record, m.record.readerIndex(), m.size);
+                out.writeBytes(m.source.buffer, m.at, m.size);
                 int reconsumeTimes = (int) Math.min(Integer.MAX_VALUE, (long) m.storedReconsumeTimes + m.deliveries - 1);
-                if (!StoredRecords.setDelivery(out, at, virtualQueue, m.virtualOffset, reconsumeTimes)) {
-                    violation(Invariant.STATE); // accepted records are well-formed
-                }
+                // an exact copy of a record append checked: where its RECONSUMETIMES is was found there
+                StoredRecords.setDelivery(out, at, m.reconsumeTimesAt, virtualQueue, m.virtualOffset, reconsumeTimes);
             }
             return out;
         } catch (RuntimeException | Error e) {
