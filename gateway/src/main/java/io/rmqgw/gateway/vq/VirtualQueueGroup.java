@@ -308,7 +308,7 @@ public final class VirtualQueueGroup {
         long now = nanoClock.getAsLong();
         v.lastActivity.put(holder, now);
         // a client asks from the offset after what it received: its leases at or past it never reached it
-        endLeasesOf(v, holder, v.leases.tailMap(requestedOffset, true), RedeliveryReason.NOT_RECEIVED);
+        endLeasesOf(v, holder, v.leases.indexAtOrAbove(requestedOffset), v.leases.size(), RedeliveryReason.NOT_RECEIVED);
         v.nextOffset = Math.max(v.nextOffset, requestedOffset);
         int room = Math.min(maxMessages, config.maxLeasesPerQueue() - v.leases.size());
         if (room <= 0) {
@@ -351,19 +351,22 @@ public final class VirtualQueueGroup {
         }
         v.lastActivity.put(holder, nanoClock.getAsLong());
         int acked = 0;
-        // taken off the queue by the iterator as they are met: no list of them first
-        Iterator<WindowMessage> below = v.leases.headMap(commitOffset, false).values().iterator();
-        while (below.hasNext()) {
-            WindowMessage m = below.next();
+        // taken off the queue as they are met, lowest first (a step of its start): no list of them first
+        LeasesByOffset leases = v.leases;
+        int i = 0;
+        while (i < leases.size() && leases.offsetAt(i) < commitOffset) {
+            WindowMessage m = leases.at(i);
             if (m.holder != holder) {
+                i++;
                 continue;
             }
             acked++;
             if (m.state != State.LEASED) {
                 violation(Invariant.STATE);
+                i++;
                 continue;
             }
-            below.remove();
+            leases.removeAt(i);
             leaseEnded(m);
             acknowledge(m);
             acknowledged++;
@@ -454,8 +457,8 @@ public final class VirtualQueueGroup {
         if (v == null) {
             return false;
         }
-        for (WindowMessage m : v.leases.values()) {
-            if (m.holder == holder) {
+        for (int i = 0; i < v.leases.size(); i++) {
+            if (v.leases.at(i).holder == holder) {
                 return true;
             }
         }
@@ -733,11 +736,16 @@ public final class VirtualQueueGroup {
             if (v.leases.size() > config.maxLeasesPerQueue()) {
                 broken.add("virtual queue " + v.id + ": " + v.leases.size() + " leases > " + config.maxLeasesPerQueue());
             }
-            v.leases.forEach((offset, m) -> {
+            for (int i = 0; i < v.leases.size(); i++) {
+                WindowMessage m = v.leases.at(i);
+                long offset = v.leases.offsetAt(i);
                 if (m.state != State.LEASED || m.leasedOn != v || m.virtualOffset != offset) {
                     broken.add("virtual queue " + v.id + "@" + offset + ": holds " + m);
                 }
-            });
+                if (i > 0 && offset <= v.leases.offsetAt(i - 1)) {
+                    broken.add("virtual queue " + v.id + "@" + offset + ": leases out of offset order");
+                }
+            }
         }
         if (leases != countedLeased || leasesByAge.size() != countedLeased) {
             broken.add(leases + " leases on virtual queues, " + leasesByAge.size() + " by age, " + countedLeased
@@ -792,7 +800,7 @@ public final class VirtualQueueGroup {
             violation(Invariant.STATE);
         }
         long offset = v.nextOffset++;
-        if (!v.leases.isEmpty() && v.leases.lastKey() >= offset) {
+        if (!v.leases.isEmpty() && v.leases.lastOffset() >= offset) {
             violation(Invariant.VIRTUAL_OFFSET_WENT_BACK);
         }
         m.state = State.LEASED;
@@ -822,15 +830,17 @@ public final class VirtualQueueGroup {
     }
 
     private int endLeasesOf(VirtualQueue v, long holder, RedeliveryReason reason) {
-        return endLeasesOf(v, holder, v.leases, reason);
+        return endLeasesOf(v, holder, 0, v.leases.size(), reason);
     }
 
-    private int endLeasesOf(VirtualQueue v, long holder, Map<Long, WindowMessage> range, RedeliveryReason reason) {
-        if (range.isEmpty()) {
+    /** Ends {@code holder}'s leases among those at indexes {@code from} (inclusive) to {@code to} of the queue's. */
+    private int endLeasesOf(VirtualQueue v, long holder, int from, int to, RedeliveryReason reason) {
+        if (from >= to) {
             return 0;
         }
         List<WindowMessage> held = new ArrayList<>();
-        for (WindowMessage m : range.values()) {
+        for (int i = from; i < to; i++) {
+            WindowMessage m = v.leases.at(i);
             if (m.holder == holder) {
                 held.add(m);
             }
