@@ -17,7 +17,7 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  *
  * <pre>
  * java -Xms1g -Xmx1g -Dio.netty.leakDetection.level=disabled -Dio.netty.allocator.useCacheForAllThreads=true -Dio.netty.recycler.batchFastThreadLocalOnly=false \
- *     -cp target/benchmarks.jar io.rmqgw.benchmarks.CpuTime send 0     # or: send 4096, pull JSON, pull ROCKETMQ
+ *     -cp target/benchmarks.jar io.rmqgw.benchmarks.CpuTime send 0     # or: send 4096, pull JSON, pull ROCKETMQ, vq -
  * </pre>
  * {@code -Donly=name,...} runs only those methods (to profile one, e.g. under JFR).
  * Prints per method the median and the range (min..max) over {@code rounds} of the CPU nanoseconds
@@ -38,7 +38,7 @@ public final class CpuTime {
 
     public static void main(String[] args) throws Throwable {
         if (args.length < 2) {
-            System.err.println("usage: CpuTime send <bodySize> | pull <JSON|ROCKETMQ> [rounds]");
+            System.err.println("usage: CpuTime send <bodySize> | pull <JSON|ROCKETMQ> | vq - [rounds]");
             System.exit(2);
         }
         // on a Netty thread, as the gateway's event loops (and a broker's or proxy's) are: its thread-locals
@@ -61,6 +61,7 @@ public final class CpuTime {
     private static void measure(String[] args) throws Throwable {
         int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 9;
         Map<String, Op> ops = new LinkedHashMap<>();
+        int perOp = 1;
         if (args[0].equals("send")) {
             SendV2Benchmark b = new SendV2Benchmark();
             b.bodySize = Integer.parseInt(args[1]);
@@ -72,6 +73,17 @@ public final class CpuTime {
             ops.put("gatewayEnvelope", b::gatewayEnvelope);
             ops.put("gatewayFrame", b::gatewayFrame);
             ops.put("gatewayUntyped", b::gatewayUntyped);
+        } else if (args[0].equals("vq")) { // one op is a batch; reported per message
+            perOp = VirtualQueueBenchmark.BATCH;
+            for (boolean mapBuilt : new boolean[] {false, true}) {
+                for (SerializeType type : List.of(SerializeType.ROCKETMQ, SerializeType.JSON)) {
+                    VirtualQueueBenchmark b = new VirtualQueueBenchmark();
+                    b.encoding = type;
+                    b.mapBuilt = mapBuilt;
+                    b.setUp();
+                    ops.put("deliver" + type + (mapBuilt ? "MapBuilt" : ""), b::deliver);
+                }
+            }
         } else {
             PullResponseBenchmark b = new PullResponseBenchmark();
             b.from = SerializeType.valueOf(args[1]);
@@ -106,11 +118,11 @@ public final class CpuTime {
                     }
                     n += 1000;
                 }
-                ns.get(e.getKey()).add((MX.getCurrentThreadCpuTime() - cpu) / (double) n);
-                bytes.put(e.getKey(), (MX.getThreadAllocatedBytes(thread) - allocated) / (double) n);
+                ns.get(e.getKey()).add((MX.getCurrentThreadCpuTime() - cpu) / ((double) n * perOp));
+                bytes.put(e.getKey(), (MX.getThreadAllocatedBytes(thread) - allocated) / ((double) n * perOp));
             }
         }
-        System.out.printf("%s %s: CPU ns/op, median (min..max) of %d rounds; B/op (last round)   [checksum %d]%n",
+        System.out.printf("%s %s: CPU ns/" + (perOp == 1 ? "op" : "message") + ", median (min..max) of %d rounds; B/" + (perOp == 1 ? "op" : "message") + " (last round)   [checksum %d]%n",
             args[0], args[1], rounds, sink & 0xFF);
         for (Map.Entry<String, List<Double>> e : ns.entrySet()) {
             double[] v = e.getValue().stream().mapToDouble(Double::doubleValue).sorted().toArray();

@@ -54,6 +54,31 @@ public abstract class CommandHeader implements ReferenceCounted {
 
     /** code(2) language(1) version(2) opaque(4) flag(4) remarkLength(4) extFieldsLength(4). */
     static final int BINARY_FIXED_LENGTH = 21;
+
+    /**
+     * The start of a response frame in binary, up to its extFields: the prefix (the frame's length for a header of
+     * {@code headerLength} and a body of {@code bodyLength} bytes), then code, language JAVA, version 0, opaque,
+     * the response flag and the remark ({@code remark} UTF-8, null or empty for none), as the general encoder
+     * writes them.
+     */
+    static void writeBinaryResponseStart(ByteBuf out, int headerLength, int bodyLength, int code, int opaque,
+                                         byte[] remark) {
+        if (headerLength > 0xFFFFFF) {
+            throw new IllegalStateException("header of " + headerLength + " bytes does not fit the 24-bit header length");
+        }
+        out.writeInt(4 + headerLength + bodyLength);
+        out.writeInt((SerializeType.ROCKETMQ.getCode() << 24) | headerLength);
+        out.writeShort(code);
+        out.writeByte(LanguageCode.JAVA.getCode());
+        out.writeShort(0); // version
+        out.writeInt(opaque);
+        out.writeInt(RemotingHeader.RESPONSE_FLAG);
+        int remarkLength = remark == null ? 0 : remark.length;
+        out.writeInt(remarkLength);
+        if (remarkLength > 0) {
+            out.writeBytes(remark);
+        }
+    }
     /** code(2) language(1) version(2) opaque(4) flag(4): what precedes the remark length. */
     static final int FIXED_FIELDS_LENGTH = 13;
 

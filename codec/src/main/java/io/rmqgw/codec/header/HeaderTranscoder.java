@@ -120,7 +120,7 @@ public final class HeaderTranscoder {
     }
 
     /** {@code head} followed by {@code body} (may be null or empty); takes ownership of both. */
-    private static ByteBuf withBody(ByteBufAllocator alloc, ByteBuf head, ByteBuf body) {
+    static ByteBuf withBody(ByteBufAllocator alloc, ByteBuf head, ByteBuf body) {
         if (body == null || !body.isReadable()) {
             if (body != null) {
                 body.release();

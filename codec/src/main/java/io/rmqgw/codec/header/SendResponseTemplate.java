@@ -179,17 +179,7 @@ public final class SendResponseTemplate {
             + binaryEntries.length;
         int headerLength = CommandHeader.BINARY_FIXED_LENGTH + remarkLength + extLength;
         ByteBuf out = alloc.buffer(RemotingFrame.PREFIX_LENGTH + headerLength);
-        out.writeInt(4 + headerLength);
-        out.writeInt(typeAndLength(SerializeType.ROCKETMQ, headerLength));
-        out.writeShort(code);
-        out.writeByte(LanguageCode.JAVA.getCode());
-        out.writeShort(0); // version
-        out.writeInt(opaque);
-        out.writeInt(RemotingHeader.RESPONSE_FLAG);
-        out.writeInt(remarkLength);
-        if (remarkLength > 0) {
-            out.writeBytes(remark);
-        }
+        CommandHeader.writeBinaryResponseStart(out, headerLength, 0, code, opaque, remark);
         out.writeInt(extLength);
         out.writeShort(MSG_ID.length).writeBytes(MSG_ID).writeInt(idLength).writeBytes(ids, idFrom, idLength);
         out.writeShort(QUEUE_OFFSET.length).writeBytes(QUEUE_OFFSET).writeInt(digits.length).writeBytes(digits);

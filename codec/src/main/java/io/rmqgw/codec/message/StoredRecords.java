@@ -189,14 +189,27 @@ public final class StoredRecords {
         if (at < 0 || buf.isReadOnly()) {
             return false;
         }
-        buf.setInt(pos + QUEUEID_OFFSET, queueId);
-        buf.setLong(pos + QUEUEOFFSET_OFFSET, queueOffset);
-        buf.setInt(pos + at, reconsumeTimes);
+        setDelivery(buf, pos, at, queueId, queueOffset, reconsumeTimes);
         return true;
     }
 
-    /** Offset of RECONSUMETIMES in the well-formed record at {@code pos}, or -1. */
-    private static int reconsumeTimesOffset(ByteBuf buf, int pos) {
+    /**
+     * {@link #setDelivery(ByteBuf, int, int, long, int)} for a record already checked: {@code reconsumeTimesAt} is
+     * its {@link #reconsumeTimesOffset} (taken from these bytes or an exact copy of them), {@code buf} writable.
+     * Nothing is checked again.
+     */
+    public static void setDelivery(ByteBuf buf, int pos, int reconsumeTimesAt, int queueId, long queueOffset,
+                                   int reconsumeTimes) {
+        buf.setInt(pos + QUEUEID_OFFSET, queueId);
+        buf.setLong(pos + QUEUEOFFSET_OFFSET, queueOffset);
+        buf.setInt(pos + reconsumeTimesAt, reconsumeTimes);
+    }
+
+    /**
+     * Offset of RECONSUMETIMES in the well-formed record at {@code pos}, or -1 when no well-formed record starts
+     * there or it does not end before the buffer's writer index (the checks of {@link #recordLength}, in one walk).
+     */
+    public static int reconsumeTimesOffset(ByteBuf buf, int pos) {
         int available = buf.writerIndex() - pos;
         if (pos < 0 || available < MIN_RECORD_LENGTH) {
             return -1;

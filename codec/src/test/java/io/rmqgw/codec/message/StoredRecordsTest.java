@@ -361,12 +361,16 @@ class StoredRecordsTest {
             assertEquals(m.getQueueOffset(), StoredRecords.queueOffset(body, pos));
             assertEquals(m.getCommitLogOffset(), StoredRecords.commitLogOffset(body, pos));
             assertEquals(m.getReconsumeTimes(), StoredRecords.reconsumeTimes(body, pos));
+            assertEquals(m.getReconsumeTimes(), body.getInt(pos + StoredRecords.reconsumeTimesOffset(body, pos)));
             pos += length;
         }
         assertEquals(body.writerIndex(), pos);
         assertEquals(-1, StoredRecords.recordLength(body, pos), "nothing after the last record");
         assertEquals(-1, StoredRecords.recordLength(body.copy(0, body.getInt(0) - 1), 0), "a truncated record is not one");
         assertEquals(-1, StoredRecords.recordLength(body, 1), "no record starts there");
+        assertEquals(-1, StoredRecords.reconsumeTimesOffset(body, pos), "checked as recordLength checks");
+        assertEquals(-1, StoredRecords.reconsumeTimesOffset(body.copy(0, body.getInt(0) - 1), 0));
+        assertEquals(-1, StoredRecords.reconsumeTimesOffset(body, 1));
         assertEquals(-1, StoredRecords.reconsumeTimes(Unpooled.wrappedBuffer(new byte[200]), 0));
     }
 
@@ -378,7 +382,10 @@ class StoredRecordsTest {
             for (byte[] before : new byte[][] {v1, toMagicCodeV2(v1, original)}) {
                 ByteBuf body = Unpooled.wrappedBuffer(concat(new byte[17], before));
 
+                ByteBuf copy = body.copy();
                 assertTrue(StoredRecords.setDelivery(body, 17, 9, 123_456_789_012L, 5));
+                StoredRecords.setDelivery(copy, 17, StoredRecords.reconsumeTimesOffset(copy, 17), 9, 123_456_789_012L, 5);
+                assertEquals(body, copy, "the unchecked form, given the offset, writes the same bytes");
 
                 ByteBuf record = body.slice(17, before.length);
                 MessageExt m = MessageDecoder.decode(record.nioBuffer(), true, false, false);

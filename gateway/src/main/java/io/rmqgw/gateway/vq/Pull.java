@@ -36,7 +36,8 @@ public record Pull(Status status, int virtualQueue, List<Delivery> deliveries, l
     }
 
     public Pull {
-        deliveries = List.copyOf(deliveries);
+        // the group's own list is immutable already: copying it would make every Delivery
+        deliveries = deliveries instanceof Deliveries ? deliveries : List.copyOf(deliveries);
     }
 
     static Pull empty(Status status, int virtualQueue, long nextOffset) {

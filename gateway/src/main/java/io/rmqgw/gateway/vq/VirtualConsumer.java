@@ -8,10 +8,9 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.HeaderCodec;
 import io.rmqgw.codec.frame.RemotingFrame;
-import io.rmqgw.codec.frame.RemotingHeader;
+import io.rmqgw.codec.header.PullResponseEncoder;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.codec.message.StoredRecords;
 import io.rmqgw.gateway.config.VirtualQueueConfig;
@@ -466,24 +465,13 @@ public final class VirtualConsumer {
         if (storeHosts != null) {
             StoredRecords.rewriteStoreHosts(records, storeHosts);
         }
-        Map<String, String> ext = new HashMap<>();
-        ext.put("suggestWhichBrokerId", "0");
-        ext.put("nextBeginOffset", Long.toString(p.nextOffset()));
-        ext.put("minOffset", "0");
-        ext.put("maxOffset", Long.toString(p.nextOffset()));
-        session.writeToClient(Frames.encode(session.client().alloc(),
-            RemotingHeader.response(opaque, ResponseCode.SUCCESS, null).withExtFields(ext), encoding, records));
+        session.writeToClient(PullResponseEncoder.encode(session.client().alloc(), encoding, opaque,
+            ResponseCode.SUCCESS, null, p.nextOffset(), records));
     }
 
     private void answerNotFound(RelaySession session, int opaque, SerializeType encoding, long next) {
-        Map<String, String> ext = new HashMap<>();
-        ext.put("suggestWhichBrokerId", "0");
-        ext.put("nextBeginOffset", Long.toString(next));
-        ext.put("minOffset", "0");
-        ext.put("maxOffset", Long.toString(next));
-        session.writeToClient(Frames.encode(session.client().alloc(),
-            RemotingHeader.response(opaque, ResponseCode.PULL_NOT_FOUND, "no new message on the virtual queue")
-                .withExtFields(ext), encoding, null));
+        session.writeToClient(PullResponseEncoder.encode(session.client().alloc(), encoding, opaque,
+            ResponseCode.PULL_NOT_FOUND, "no new message on the virtual queue", next, null));
     }
 
     // ---------------------------------------------------------------- timers

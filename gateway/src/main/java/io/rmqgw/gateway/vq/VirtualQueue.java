@@ -2,7 +2,6 @@ package io.rmqgw.gateway.vq;
 
 import java.util.HashMap;
 import java.util.Map;
-import java.util.TreeMap;
 
 /** One virtual queue's head and leases; owned by the group's event loop. */
 final class VirtualQueue {
@@ -11,7 +10,7 @@ final class VirtualQueue {
     /** The next virtual offset to hand out; never decreases. */
     long nextOffset;
     /** Leases by virtual offset. */
-    final TreeMap<Long, WindowMessage> leases = new TreeMap<>();
+    final LeasesByOffset leases = new LeasesByOffset();
     /** Holder to when it last pulled or committed here (System.nanoTime scale). Every lease's holder is here. */
     final Map<Long, Long> lastActivity = new HashMap<>();
 

@@ -12,7 +12,6 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -75,7 +74,7 @@ public final class VirtualQueueGroup {
      * Leased messages in the order leased, so in deadline order (one lease-deadline for all); a lease leaves it
      * when it ends, so it holds exactly the leases in flight.
      */
-    private final LinkedHashSet<WindowMessage> leasesByAge = new LinkedHashSet<>();
+    private final LeaseList leasesByAge = new LeaseList();
     /** DEAD_LETTER messages not handed to the wiring yet. */
     private final ArrayDeque<WindowMessage> deadLetters = new ArrayDeque<>();
     private boolean closed;
@@ -210,20 +209,26 @@ public final class VirtualQueueGroup {
             boolean malformed = false;
             int pos = records.readerIndex();
             int end = records.writerIndex();
+            FetchedRecords source = null; // one reference to the answer for all the messages taken from it
             while (pos < end) {
-                int length = StoredRecords.recordLength(records, pos);
-                if (length < 0 || StoredRecords.queueId(records, pos) != queue.queueId()) {
+                // one walk over the record checks it (as recordLength does) and finds its RECONSUMETIMES
+                int reconsumeTimesAt = StoredRecords.reconsumeTimesOffset(records, pos);
+                if (reconsumeTimesAt < 0 || StoredRecords.queueId(records, pos) != queue.queueId()) {
                     malformed = true;
                     break;
                 }
+                int length = records.getInt(pos);
                 long offset = StoredRecords.queueOffset(records, pos);
                 if (offset < w.fetchOffset) {
                     duplicates++;
                 } else if (overflow > 0 || !hasRoom(w, length)) {
                     overflow++;
                 } else {
-                    WindowMessage m = new WindowMessage(w, offset, records.retainedSlice(pos, length), now,
-                        StoredRecords.reconsumeTimes(records, pos), StoredRecords.commitLogOffset(records, pos));
+                    if (source == null) {
+                        source = new FetchedRecords(records.retain());
+                    }
+                    WindowMessage m = new WindowMessage(w, offset, source, pos, length, reconsumeTimesAt, now,
+                        records.getInt(pos + reconsumeTimesAt), StoredRecords.commitLogOffset(records, pos));
                     w.messages.addLast(m);
                     w.fresh.addLast(m);
                     w.heldBytes += length;
@@ -303,32 +308,32 @@ public final class VirtualQueueGroup {
         long now = nanoClock.getAsLong();
         v.lastActivity.put(holder, now);
         // a client asks from the offset after what it received: its leases at or past it never reached it
-        endLeasesOf(v, holder, v.leases.tailMap(requestedOffset, true), RedeliveryReason.NOT_RECEIVED);
+        endLeasesOf(v, holder, v.leases.indexAtOrAbove(requestedOffset), v.leases.size(), RedeliveryReason.NOT_RECEIVED);
         v.nextOffset = Math.max(v.nextOffset, requestedOffset);
         int room = Math.min(maxMessages, config.maxLeasesPerQueue() - v.leases.size());
         if (room <= 0) {
             return Pull.empty(maxMessages <= 0 ? Pull.Status.NOTHING_AVAILABLE : Pull.Status.LEASE_LIMIT,
                 virtualQueue, v.nextOffset);
         }
-        List<WindowMessage> taken = new ArrayList<>(Math.min(room, available));
-        while (taken.size() < room) {
+        // no more than are AVAILABLE (the gauge counts them): one array, filled, no list growing per message
+        WindowMessage[] taken = new WindowMessage[Math.min(room, available)];
+        int count = 0;
+        int bytes = 0;
+        while (count < taken.length) {
             WindowMessage m = nextAvailable();
             if (m == null) {
                 break;
             }
             lease(m, v, holder, now);
-            taken.add(m);
-        }
-        if (taken.isEmpty()) {
-            return Pull.empty(Pull.Status.NOTHING_AVAILABLE, virtualQueue, v.nextOffset);
-        }
-        List<Delivery> delivered = new ArrayList<>(taken.size());
-        int bytes = 0;
-        for (WindowMessage m : taken) {
-            delivered.add(new Delivery(m.window.queue, m.offset, virtualQueue, m.virtualOffset, m.deliveries, holder));
+            taken[count++] = m;
             bytes += m.size;
         }
-        return new Pull(Pull.Status.FOUND, virtualQueue, delivered, v.nextOffset, readdressed(taken, virtualQueue, bytes));
+        if (count == 0) {
+            return Pull.empty(Pull.Status.NOTHING_AVAILABLE, virtualQueue, v.nextOffset);
+        }
+        Deliveries delivered = new Deliveries(taken, count, virtualQueue, holder);
+        return new Pull(Pull.Status.FOUND, virtualQueue, delivered, v.nextOffset,
+            readdressed(taken, count, virtualQueue, bytes));
     }
 
     /**
@@ -345,22 +350,28 @@ public final class VirtualQueueGroup {
             return 0;
         }
         v.lastActivity.put(holder, nanoClock.getAsLong());
-        List<WindowMessage> acked = new ArrayList<>();
-        for (WindowMessage m : v.leases.headMap(commitOffset, false).values()) {
-            if (m.holder == holder) {
-                acked.add(m);
-            }
-        }
-        for (WindowMessage m : acked) {
-            if (m.state != State.LEASED) {
-                violation(Invariant.STATE);
+        int acked = 0;
+        // taken off the queue as they are met, lowest first (a step of its start): no list of them first
+        LeasesByOffset leases = v.leases;
+        int i = 0;
+        while (i < leases.size() && leases.offsetAt(i) < commitOffset) {
+            WindowMessage m = leases.at(i);
+            if (m.holder != holder) {
+                i++;
                 continue;
             }
-            endLease(m);
+            acked++;
+            if (m.state != State.LEASED) {
+                violation(Invariant.STATE);
+                i++;
+                continue;
+            }
+            leases.removeAt(i);
+            leaseEnded(m);
             acknowledge(m);
             acknowledged++;
         }
-        return acked.size();
+        return acked;
     }
 
     /**
@@ -415,7 +426,7 @@ public final class VirtualQueueGroup {
         long now = nanoClock.getAsLong();
         int ended = 0;
         while (!leasesByAge.isEmpty()) {
-            WindowMessage m = leasesByAge.iterator().next();
+            WindowMessage m = leasesByAge.oldest();
             if (m.deadlineNanos - now > 0) {
                 break;
             }
@@ -446,8 +457,8 @@ public final class VirtualQueueGroup {
         if (v == null) {
             return false;
         }
-        for (WindowMessage m : v.leases.values()) {
-            if (m.holder == holder) {
+        for (int i = 0; i < v.leases.size(); i++) {
+            if (v.leases.at(i).holder == holder) {
                 return true;
             }
         }
@@ -503,7 +514,7 @@ public final class VirtualQueueGroup {
 
     /** The message leased to {@code holder} at {@code commitLogOffset} (how clients name a message), or null. */
     private WindowMessage leased(long holder, long commitLogOffset) {
-        for (WindowMessage m : leasesByAge) {
+        for (WindowMessage m = leasesByAge.oldest(); m != null; m = m.newerLease) {
             if (m.holder == holder && m.commitLogOffset == commitLogOffset) {
                 return m;
             }
@@ -680,12 +691,12 @@ public final class VirtualQueueGroup {
                 if (m.offset >= w.fetchOffset) {
                     broken.add(w.queue + ": " + m + " at or past the fetch offset " + w.fetchOffset);
                 }
-                if ((m.record == null) != (m.state == State.ACKED)) {
-                    broken.add(w.queue + ": " + m + (m.record == null ? " lost its bytes" : " still holds bytes"));
+                if ((m.source == null) != (m.state == State.ACKED)) {
+                    broken.add(w.queue + ": " + m + (m.source == null ? " lost its bytes" : " still holds bytes"));
                 }
-                if (m.record != null) {
+                if (m.source != null) {
                     bytes += m.size;
-                    if (m.record.refCnt() < 1) {
+                    if (m.source.buffer.refCnt() < 1) {
                         broken.add(w.queue + ": " + m + " holds a released record");
                     }
                 }
@@ -725,11 +736,16 @@ public final class VirtualQueueGroup {
             if (v.leases.size() > config.maxLeasesPerQueue()) {
                 broken.add("virtual queue " + v.id + ": " + v.leases.size() + " leases > " + config.maxLeasesPerQueue());
             }
-            v.leases.forEach((offset, m) -> {
+            for (int i = 0; i < v.leases.size(); i++) {
+                WindowMessage m = v.leases.at(i);
+                long offset = v.leases.offsetAt(i);
                 if (m.state != State.LEASED || m.leasedOn != v || m.virtualOffset != offset) {
                     broken.add("virtual queue " + v.id + "@" + offset + ": holds " + m);
                 }
-            });
+                if (i > 0 && offset <= v.leases.offsetAt(i - 1)) {
+                    broken.add("virtual queue " + v.id + "@" + offset + ": leases out of offset order");
+                }
+            }
         }
         if (leases != countedLeased || leasesByAge.size() != countedLeased) {
             broken.add(leases + " leases on virtual queues, " + leasesByAge.size() + " by age, " + countedLeased
@@ -783,9 +799,8 @@ public final class VirtualQueueGroup {
         if (m.state != State.AVAILABLE) {
             violation(Invariant.STATE);
         }
-        Map.Entry<Long, WindowMessage> last = v.leases.lastEntry();
         long offset = v.nextOffset++;
-        if (last != null && last.getKey() >= offset) {
+        if (!v.leases.isEmpty() && v.leases.lastOffset() >= offset) {
             violation(Invariant.VIRTUAL_OFFSET_WENT_BACK);
         }
         m.state = State.LEASED;
@@ -804,21 +819,28 @@ public final class VirtualQueueGroup {
     /** Takes {@code m} off its virtual queue; its state is set by the caller. */
     private void endLease(WindowMessage m) {
         m.leasedOn.leases.remove(m.virtualOffset);
+        leaseEnded(m);
+    }
+
+    /** The rest of {@link #endLease} for a lease already taken out of its queue's map. */
+    private void leaseEnded(WindowMessage m) {
         m.leasedOn = null;
         leasesByAge.remove(m);
         leased--;
     }
 
     private int endLeasesOf(VirtualQueue v, long holder, RedeliveryReason reason) {
-        return endLeasesOf(v, holder, v.leases, reason);
+        return endLeasesOf(v, holder, 0, v.leases.size(), reason);
     }
 
-    private int endLeasesOf(VirtualQueue v, long holder, Map<Long, WindowMessage> range, RedeliveryReason reason) {
-        if (range.isEmpty()) {
+    /** Ends {@code holder}'s leases among those at indexes {@code from} (inclusive) to {@code to} of the queue's. */
+    private int endLeasesOf(VirtualQueue v, long holder, int from, int to, RedeliveryReason reason) {
+        if (from >= to) {
             return 0;
         }
         List<WindowMessage> held = new ArrayList<>();
-        for (WindowMessage m : range.values()) {
+        for (int i = from; i < to; i++) {
+            WindowMessage m = v.leases.at(i);
             if (m.holder == holder) {
                 held.add(m);
             }
@@ -851,16 +873,16 @@ public final class VirtualQueueGroup {
     }
 
     /** Copies the leased records into one buffer, each re-addressed to its virtual queue and offset. */
-    private ByteBuf readdressed(List<WindowMessage> taken, int virtualQueue, int bytes) {
+    private ByteBuf readdressed(WindowMessage[] taken, int count, int virtualQueue, int bytes) {
         ByteBuf out = alloc.buffer(bytes, bytes);
         try {
-            for (WindowMessage m : taken) {
+            for (int i = 0; i < count; i++) {
+                WindowMessage m = taken[i];
                 int at = out.writerIndex();
-                out.writeBytes(m.record, m.record.readerIndex(), m.size);
+                out.writeBytes(m.source.buffer, m.at, m.size);
                 int reconsumeTimes = (int) Math.min(Integer.MAX_VALUE, (long) m.storedReconsumeTimes + m.deliveries - 1);
-                if (!StoredRecords.setDelivery(out, at, virtualQueue, m.virtualOffset, reconsumeTimes)) {
-                    violation(Invariant.STATE); // accepted records are well-formed
-                }
+                // an exact copy of a record append checked: where its RECONSUMETIMES is was found there
+                StoredRecords.setDelivery(out, at, m.reconsumeTimesAt, virtualQueue, m.virtualOffset, reconsumeTimes);
             }
             return out;
         } catch (RuntimeException | Error e) {

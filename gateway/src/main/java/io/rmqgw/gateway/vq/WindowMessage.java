@@ -1,7 +1,5 @@
 package io.rmqgw.gateway.vq;
 
-import io.netty.buffer.ByteBuf;
-
 /** One message of a window; mutable, owned by the group's event loop. */
 final class WindowMessage {
 
@@ -23,9 +21,13 @@ final class WindowMessage {
     final int size;
     final long fetchedAtNanos;
     final int storedReconsumeTimes;
+    /** Where RECONSUMETIMES is in the record (found when the record was checked). */
+    final int reconsumeTimesAt;
     final long commitLogOffset;
-    /** The stored record, a retained slice; null once acknowledged or dropped. */
-    ByteBuf record;
+    /** The fetch answer holding the stored record, at {@link #at}; null once acknowledged or dropped. */
+    FetchedRecords source;
+    /** The record's index in {@code source.buffer}. */
+    final int at;
     State state = State.AVAILABLE;
     int deliveries;
 
@@ -35,15 +37,24 @@ final class WindowMessage {
     long holder;
     long deadlineNanos;
 
+    // its place in the group's LeaseList, while LEASED
+    WindowMessage olderLease;
+    WindowMessage newerLease;
+    boolean inLeaseList;
+
     /** DEAD_LETTER only: handed to the wiring by takeDeadLetters, outcome not reported yet. */
     boolean deadLetterReported;
 
-    WindowMessage(Window window, long offset, ByteBuf record, long fetchedAtNanos, int storedReconsumeTimes,
-                  long commitLogOffset) {
+    /** The record of {@code size} bytes at {@code at} of {@code source}, which it holds from now on. */
+    WindowMessage(Window window, long offset, FetchedRecords source, int at, int size, int reconsumeTimesAt,
+                  long fetchedAtNanos, int storedReconsumeTimes, long commitLogOffset) {
         this.window = window;
         this.offset = offset;
-        this.record = record;
-        this.size = record.readableBytes();
+        source.hold();
+        this.source = source;
+        this.at = at;
+        this.size = size;
+        this.reconsumeTimesAt = reconsumeTimesAt;
         this.fetchedAtNanos = fetchedAtNanos;
         this.storedReconsumeTimes = storedReconsumeTimes;
         this.commitLogOffset = commitLogOffset;
@@ -51,9 +62,9 @@ final class WindowMessage {
 
     /** Gives the record's bytes back; idempotent. */
     void releaseRecord() {
-        if (record != null) {
-            record.release();
-            record = null;
+        if (source != null) {
+            source.letGo();
+            source = null;
             window.heldBytes -= size;
         }
     }
