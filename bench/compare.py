@@ -218,12 +218,44 @@ def find_java(pid, depth):
 PIN_GATEWAY = None
 
 
+# --broker-cpus F: the broker runs in a CPU cgroup of its own limited to F cores (CFS quota); None: no limit
+BROKER_CGROUP = None
+
+
 def pinned(name, cmd):
-    """{cmd} under taskset when --pin-gateway is set: gateways on their CPU, everything else on the rest."""
+    """{cmd} under taskset when --pin-gateway is set (gateways on their CPU, everything else on the rest), and the
+    broker in its CPU-limited cgroup when --broker-cpus is set."""
+    if name == "broker" and BROKER_CGROUP:
+        # the shell joins the cgroup before it becomes the JVM, so every thread the broker starts is inside
+        cmd = ["sh", "-c", f'echo $$ > {BROKER_CGROUP}/cgroup.procs && exec "$@"', "sh"] + cmd
     if PIN_GATEWAY is None:
         return cmd
     others = ",".join(str(c) for c in range(os.cpu_count() or 1) if c != PIN_GATEWAY)
     return ["taskset", "-c", str(PIN_GATEWAY) if name.startswith("gateway") else others] + cmd
+
+
+def broker_cgroup(cpus):
+    """A CPU cgroup limited to {cpus} cores (cgroup v1's cpu controller, else v2's cpu.max); its path."""
+    period = 100_000
+    quota = max(1000, int(cpus * period))
+    v1 = "/sys/fs/cgroup/cpu"
+    if os.path.isfile(os.path.join(v1, "cpu.cfs_quota_us")):
+        path = os.path.join(v1, f"rmqgw-bench-broker-{os.getpid()}")
+        os.makedirs(path, exist_ok=True)
+        with open(os.path.join(path, "cpu.cfs_period_us"), "w") as f:
+            f.write(str(period))
+        with open(os.path.join(path, "cpu.cfs_quota_us"), "w") as f:
+            f.write(str(quota))
+        return path
+    v2 = "/sys/fs/cgroup"
+    with open(os.path.join(v2, "cgroup.controllers")) as f:
+        if "cpu" not in f.read().split():
+            raise SystemExit("--broker-cpus: no cgroup cpu controller on this machine")
+    path = os.path.join(v2, f"rmqgw-bench-broker-{os.getpid()}")
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "cpu.max"), "w") as f:
+        f.write(f"{quota} {period}")
+    return path
 
 
 class Service:
@@ -654,7 +686,8 @@ class Bench:
           can work: one per queue), the same number plus the rest of --vq-consumers direct (the extra ones idle), and
           --vq-consumers through the gateway;
         - fast consumers (no work, 20 threads each): --vq-direct-consumers direct and through the gateway, each round
-          draining a fresh backlog of --vq-fast-backlog messages;
+          draining a fresh backlog of --vq-fast-backlog messages (--vq-fast-start: produced while the settled
+          consumers wait, paused, or before they start), after --vq-fast-warm-rounds unrecorded rounds;
         - end-to-end latency at --vq-e2e-rate through the gateway (producer and one consumer) and direct.
         A group served on virtual queues that never committed starts at the end of its queues, so each group is
         started first (a short consumer through the gateway; the gateway keeps consuming after it leaves) and its
@@ -697,15 +730,24 @@ class Bench:
             self.run("vq-start", direct_group, DIRECT, "consume",
                      ["--topic", direct_topic, "--group", direct_group, "--duration", "2s", "--warmup", "0s",
                       "--idle-timeout", "2s", "--threads", "1"], 0, record=False, limit=60)
-        for r in range(1, a.rounds + 1) if "fast" in a.vq_parts else ():
-            log(f"virtual queues: fresh backlogs of {a.vq_fast_backlog:,} x 1 KiB on {direct_topic} and {fast_topic}")
-            self.produce_backlog(direct_topic, a.vq_fast_backlog)
-            self.produce_backlog(fast_topic, a.vq_fast_backlog)
+        settled = a.vq_fast_start == "settled"
+        if settled:
+            # the consumers start on an empty backlog and produce it themselves (directly) once settled and paused
+            fast[fast.index("--count")] = "--backlog"
+            fast += ["--settle-first", "--admin-namesrv", DIRECT]
+        fast_rounds = range(1 - a.vq_fast_warm_rounds, a.rounds + 1) if "fast" in a.vq_parts else ()
+        for r in fast_rounds:
+            if not settled:
+                log(f"virtual queues: fresh backlogs of {a.vq_fast_backlog:,} x 1 KiB on {direct_topic} and {fast_topic}")
+                self.produce_backlog(direct_topic, a.vq_fast_backlog)
+                self.produce_backlog(fast_topic, a.vq_fast_backlog)
             direct_fast = list(fast)
             direct_fast[direct_fast.index("--topic") + 1] = direct_topic
-            self.run("vq-fast", "direct", DIRECT, "consume", [*direct_fast, "--group", direct_group], r)
+            record = r >= 1
+            self.run("vq-fast", "direct", DIRECT, "consume", [*direct_fast, "--group", direct_group], r, record=record)
             trace = VqTraceSampler(gw, fast_group, os.path.join(self.out, f"vq-fast-trace.r{r}.txt"))
-            self.run("vq-fast", "gateway-vq", GW, "consume", [*fast, "--group", fast_group], r, sampler=trace)
+            self.run("vq-fast", "gateway-vq", GW, "consume", [*fast, "--group", fast_group], r, sampler=trace,
+                     record=record)
             self.scrape_vq(gw, f"vq-fast.r{r}")
         e2e = ["--size", "1024", "--rate", f"{a.vq_e2e_rate:g}", "--threads", "16", "--duration", f"{a.duration}s",
                "--warmup", f"{a.warmup}s"]
@@ -1557,6 +1599,9 @@ def main():
                    help="comma-separated, from: " + ", ".join(WORKLOADS) + " (default all but "
                         + ", ".join(OPT_IN_WORKLOADS) + ")")
     p.add_argument("--targets", default="direct,gateway,proxy", help="default direct,gateway,proxy")
+    p.add_argument("--broker-cpus", type=float, default=None, metavar="CORES",
+                   help="limit the broker to CORES of CPU time (a cgroup's CFS quota, e.g. 0.3; needs root): a"
+                        " broker-bound deployment, where the broker and not the clients is the bottleneck")
     p.add_argument("--pin-gateway", type=int, default=None, metavar="CPU",
                    help="run the gateways on this CPU alone and every other process on the other CPUs (taskset): the "
                         "gateway as a sidecar with a core of its own; direct runs then have one core fewer")
@@ -1588,6 +1633,13 @@ def main():
                    help="--only virtual-queues: which parts run, from slow, fast, e2e (default all)")
     p.add_argument("--vq-fast-backlog", type=int, default=300_000,
                    help="--only virtual-queues: the fresh backlog of each fast round (default 300000)")
+    p.add_argument("--vq-fast-start", choices=("settled", "cold"), default="settled",
+                   help="--only virtual-queues: how a fast round starts: settled (default: the consumers start first,"
+                        " wait, paused, until their rebalance settled and the backlog was produced, then drain it: the"
+                        " steady state of a running group) or cold (the backlog first, then the consumers start on it)")
+    p.add_argument("--vq-fast-warm-rounds", type=int, default=1,
+                   help="--only virtual-queues: unrecorded fast rounds of each target first (default 1: the gateway's"
+                        " and broker's JIT warm, as in a running deployment)")
     p.add_argument("--vq-e2e-rate", type=float, default=2000.0,
                    help="--only virtual-queues: sends per second of the end-to-end runs (default 2000)")
     p.add_argument("--vq-skip-direct-all", action="store_true",
@@ -1622,6 +1674,11 @@ def main():
             p.error(f"--pin-gateway: a CPU of 0..{(os.cpu_count() or 1) - 1}, on a machine with at least 2")
         global PIN_GATEWAY
         PIN_GATEWAY = a.pin_gateway
+    if a.broker_cpus is not None:
+        if not 0.01 <= a.broker_cpus <= (os.cpu_count() or 1):
+            p.error(f"--broker-cpus: between 0.01 and {os.cpu_count() or 1}")
+        global BROKER_CGROUP
+        BROKER_CGROUP = broker_cgroup(a.broker_cpus)
     a.workloads = [w.strip() for w in a.workloads.split(",") if w.strip()]
     a.vq_parts = {x.strip() for x in a.vq_parts.split(",") if x.strip()}
     if not a.vq_parts or not a.vq_parts <= {"slow", "fast", "e2e"}:
@@ -1704,6 +1761,11 @@ def main():
             json.dump({"machine": info, "restarts": b.restarts, "medians": agg,
                        **({"soak": b.soak_record} if b.soak_record else {})}, f, indent=1, default=str)
         stop_all()
+        if BROKER_CGROUP:
+            try:
+                os.rmdir(BROKER_CGROUP)
+            except OSError as e:
+                log(f"the broker's cgroup {BROKER_CGROUP} stays: {e}")
         if not a.keep:
             shutil.rmtree(os.path.join(b.work, "broker", "store"), ignore_errors=True)
             shutil.rmtree(os.path.join(b.work, "client-logs"), ignore_errors=True)

@@ -417,7 +417,7 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             return new BenchSettings(BenchSettings.Mode.PRODUCE, b.namesrv(), b.adminNamesrv(), b.topic(), null,
                 threads("--threads", threads), b.size(), b.warmup(), b.duration(), b.count(), async, window, b.queues(),
                 rate, b.clients(), b.sendTimeout(), b.retries(), 1, 32, 0, Duration.ofSeconds(10), Duration.ZERO, false,
-                fanoutSends(), b.timeout(), b.label(), b.jsonFile(), b.logDir());
+                false, fanoutSends(), b.timeout(), b.label(), b.jsonFile(), b.logDir());
         }
 
         private void checkWindowAndRate(boolean async, int window, double rate) {
@@ -446,8 +446,8 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
         String group;
 
         @Option(names = "--backlog", paramLabel = "N", defaultValue = "0",
-            description = "First produce N messages of --size (asynchronously, 4 threads, not measured); then --count"
-                + " defaults to N.")
+            description = "First produce N messages of --size (asynchronously, 4 threads, not measured; through"
+                + " --admin-namesrv when given); then --count defaults to N.")
         long backlog;
 
         @Option(names = "--work", paramLabel = "DURATION", defaultValue = "0s",
@@ -459,6 +459,12 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
         @Option(names = "--idle-timeout", paramLabel = "DURATION", defaultValue = "10s",
             description = "Stop when nothing arrived for this long (3x that before the first message). Default: ${DEFAULT-VALUE}.")
         String idleTimeout;
+
+        @Option(names = "--settle-first",
+            description = "Steady state: start the consumers before the --backlog, wait until every consumer holds queues,"
+                + " none held twice, and the assignment has not changed for 2 s (at most 60 s), pause them while the backlog is produced,"
+                + " then resume them and measure from the first message after that. Needs --backlog.")
+        boolean settleFirst;
 
         @Override
         BenchSettings.Mode mode() {
@@ -493,6 +499,9 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             if (group != null && !NAME.matcher(group).matches()) {
                 throw usage("--group: 1 to 127 characters of a-z A-Z 0-9 _ - % |, was '" + group + "'");
             }
+            if (settleFirst && backlog == 0) {
+                throw usage("--settle-first needs --backlog N (the backlog is produced while the settled consumers wait)");
+            }
             if (b.count() == 0 && b.duration() == null && backlog == 0) {
                 throw usage("consume needs --count N, --backlog N or --duration D to know when to stop");
             }
@@ -506,7 +515,7 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             }
             return new BenchSettings(BenchSettings.Mode.CONSUME, b.namesrv(), b.adminNamesrv(), b.topic(), group, 4,
                 b.size(), b.warmup(), b.duration(), b.count(), false, 1024, b.queues(), 0, b.clients(), b.sendTimeout(),
-                b.retries(), threads("--threads", threads), pullBatch, backlog, idle, work, false, null, b.timeout(), b.label(),
+                b.retries(), threads("--threads", threads), pullBatch, backlog, idle, work, settleFirst, false, null, b.timeout(), b.label(),
                 b.jsonFile(), b.logDir());
         }
     }
@@ -547,7 +556,7 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
             return new BenchSettings(BenchSettings.Mode.LATENCY, b.namesrv(), b.adminNamesrv(), b.topic(), group,
                 threads("--threads", threads), b.size(), b.warmup(), b.duration(), b.count(), false, 1, b.queues(), rate,
                 b.clients(), b.sendTimeout(), b.retries(), threads("--consume-threads", consumeThreads), 32, 0,
-                Duration.ofSeconds(10), Duration.ZERO, !noEndToEnd, null, b.timeout(), b.label(), b.jsonFile(), b.logDir());
+                Duration.ofSeconds(10), Duration.ZERO, false, !noEndToEnd, null, b.timeout(), b.label(), b.jsonFile(), b.logDir());
         }
     }
 }

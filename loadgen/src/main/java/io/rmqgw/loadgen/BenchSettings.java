@@ -25,9 +25,12 @@ import java.time.Duration;
  * @param retries        client retries of failed sends (counted as one send)
  * @param consumeThreads push consumer threads
  * @param pullBatch      push consumer pull batch size
- * @param backlog        consume: first produce this many messages (asynchronously, not measured)
+ * @param backlog        consume: first produce this many messages (asynchronously, not measured; through
+ *                       {@code adminNamesrv} when given)
  * @param idleTimeout    consume: stop when nothing arrived for this long after the first message
  * @param work           consume: time the listener spends on each message (a sleep), after its receipt; zero: none
+ * @param settleFirst    consume: start the consumers before the backlog, wait until their rebalance has settled,
+ *                       pause them while the backlog is produced, and measure from their resumption (steady state)
  * @param endToEnd       latency: also measure end to end with a push consumer
  * @param fanout         produce: every operation a batch of messages spread over several topics; null: single sends
  * @param timeout        hard limit of the whole run; the process exits when it passes
@@ -39,7 +42,7 @@ public record BenchSettings(Mode mode, String namesrv, String adminNamesrv, Stri
                             int size, Duration warmup, Duration duration, long count, boolean async, int window,
                             int queues, double rate, int clients, Duration sendTimeout, int retries,
                             int consumeThreads, int pullBatch, long backlog, Duration idleTimeout, Duration work,
-                            boolean endToEnd, FanoutSends fanout,
+                            boolean settleFirst, boolean endToEnd, FanoutSends fanout,
                             Duration timeout, String label, Path jsonFile, Path logDir) {
 
     /** The three kinds of run. */
@@ -74,10 +77,13 @@ public record BenchSettings(Mode mode, String namesrv, String adminNamesrv, Stri
         return duration == null ? Long.MAX_VALUE : duration.toNanos();
     }
 
-    /** A copy producing {@code n} messages of this run's size on its topic as fast as the window allows (a backlog). */
+    /**
+     * A copy producing {@code n} messages of this run's size on its topic as fast as the window allows (a backlog),
+     * through {@code adminNamesrv} when given (so that a gateway under test does not also relay the backlog).
+     */
     BenchSettings backlogProducer(long n) {
-        return new BenchSettings(Mode.PRODUCE, namesrv, adminNamesrv, topic, null, threads, size, Duration.ZERO, null, n,
+        return new BenchSettings(Mode.PRODUCE, adminNamesrv != null ? adminNamesrv : namesrv, adminNamesrv, topic, null, threads, size, Duration.ZERO, null, n,
             true, Math.max(window, 256), queues, 0, 1, sendTimeout, 2, consumeThreads, pullBatch, 0, idleTimeout,
-            Duration.ZERO, false, null, timeout, label, null, logDir);
+            Duration.ZERO, false, false, null, timeout, label, null, logDir);
     }
 }

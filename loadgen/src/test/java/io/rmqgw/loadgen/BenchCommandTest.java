@@ -87,6 +87,8 @@ class BenchCommandTest {
         assertEquals(Duration.ZERO, c.work());
         BenchSettings b = parse("consume", "--backlog", "300");
         assertEquals(300, b.backlog());
+        assertFalse(b.settleFirst());
+        assertTrue(parse("consume", "--backlog", "300", "--settle-first").settleFirst());
         BenchSettings slow = parse("consume", "--duration", "30s", "--clients", "16", "--threads", "1", "--work", "5ms",
             "--group", "GID_slow");
         assertEquals(16, slow.clients());
@@ -135,6 +137,7 @@ class BenchCommandTest {
             List.of("consume", "--count", "5", "--work", "busy"),
             List.of("consume", "--count", "5", "--clients", "0"),
             List.of("consume", "--count", "5", "--clients", "65"),
+            List.of("consume", "--count", "5", "--settle-first"),
             List.of("latency", "--rate", "0"),
             List.of("produce", "--fanout", "a,b,c", "--batch", "2"),
             List.of("produce", "--fanout", "a,bad topic"),
