@@ -11,6 +11,8 @@ final class FetchedRecords {
 
     final ByteBuf buffer;
     private int holders;
+    /** The thread that counts (the group's event loop): the count is a plain int. Checked with assertions on. */
+    private final Thread countingThread = Thread.currentThread();
 
     /** Takes over one reference to {@code buffer}. */
     FetchedRecords(ByteBuf buffer) {
@@ -18,13 +20,21 @@ final class FetchedRecords {
     }
 
     void hold() {
+        assert Thread.currentThread() == countingThread : offLoop();
         holders++;
     }
 
     /** One holder is done with its record; the buffer is released with the last. */
     void letGo() {
+        assert Thread.currentThread() == countingThread : offLoop();
+        assert holders > 0 : "let go more often than held";
         if (--holders == 0) {
             buffer.release();
         }
+    }
+
+    private String offLoop() {
+        return "fetched records counted on " + Thread.currentThread().getName() + ", created on "
+            + countingThread.getName();
     }
 }

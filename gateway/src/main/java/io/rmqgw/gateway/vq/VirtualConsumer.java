@@ -815,6 +815,7 @@ public final class VirtualConsumer {
 
     /** Takes the fetches answered so far into the window, in the order they were sent. */
     private void takeAnswers(RealQueue q, Fetches state) {
+        assert owner.loop().inEventLoop() : "fetch answers taken off the virtual queues' loop"; // they count there
         while (!state.inFlight.isEmpty() && state.inFlight.peekFirst().done) {
             Fetch fetch = state.inFlight.pollFirst();
             RemotingFrame answer = fetch.answer;
@@ -1074,6 +1075,7 @@ public final class VirtualConsumer {
 
     /** Stops: held pulls answered, real commits pushed, every buffer released. */
     void close() {
+        assert owner.loop().inEventLoop() : "closed off the virtual queues' loop"; // the windows' buffers count there
         if (closed) {
             return;
         }

@@ -29,7 +29,7 @@ import java.util.function.LongSupplier;
  *
  * <p><b>The window</b> of a real queue holds the messages from its real commit up to its fetch offset, each
  * AVAILABLE, LEASED, DEAD_LETTER or ACKED, at most {@code window-size} of them and {@code window-bytes} of
- * records. The window keeps the stored record bytes (a retained slice of the broker's answer) of every
+ * records. The window keeps the stored record bytes (a shared reference to the broker's answer) of every
  * message not yet acknowledged, and releases them on acknowledgement: a redelivery is served from memory
  * and never depends on the broker still having the message (retention may have removed it), at the cost
  * of holding unacknowledged bytes, which the byte bound limits. Acknowledged messages hold no bytes.
@@ -187,8 +187,9 @@ public final class VirtualQueueGroup {
 
     /**
      * Takes a broker's PULL_MESSAGE answer for {@code queue} into its window. Takes ownership of
-     * {@code records} (the answer's body: concatenated stored records) and releases it; the window keeps
-     * retained slices of the records it accepts.
+     * {@code records} (the answer's body: concatenated stored records) and releases it; the messages it accepts
+     * share one reference to it ({@link FetchedRecords}), released with the last of them, also when an exception
+     * stops the walk half way.
      *
      * <p>Records below the fetch offset are duplicates and skipped. Records past the window's room are
      * released and fetched again later. The walk stops at the first malformed record or one of another
@@ -196,6 +197,7 @@ public final class VirtualQueueGroup {
      * broker filtered out).
      */
     public Appended append(RealQueue queue, ByteBuf records, long nextBeginOffset) {
+        FetchedRecords source = null; // one reference to the answer for all the messages taken from it
         try {
             checkOpen();
             Window w = windows.get(queue);
@@ -209,7 +211,6 @@ public final class VirtualQueueGroup {
             boolean malformed = false;
             int pos = records.readerIndex();
             int end = records.writerIndex();
-            FetchedRecords source = null; // one reference to the answer for all the messages taken from it
             while (pos < end) {
                 // one walk over the record checks it (as recordLength does) and finds its RECONSUMETIMES
                 int reconsumeTimesAt = StoredRecords.reconsumeTimesOffset(records, pos);
@@ -226,6 +227,9 @@ public final class VirtualQueueGroup {
                 } else {
                     if (source == null) {
                         source = new FetchedRecords(records.retain());
+                        // the walk's own hold, let go at the end: released there when an exception came before
+                        // any message held it
+                        source.hold();
                     }
                     WindowMessage m = new WindowMessage(w, offset, source, pos, length, reconsumeTimesAt, now,
                         records.getInt(pos + reconsumeTimesAt), StoredRecords.commitLogOffset(records, pos));
@@ -247,6 +251,9 @@ public final class VirtualQueueGroup {
             return new Appended(accepted, duplicates, overflow, malformed, w.fetchOffset);
         } finally {
             records.release();
+            if (source != null) {
+                source.letGo();
+            }
         }
     }
 

@@ -3,22 +3,28 @@ package io.rmqgw.gateway.vq;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.buffer.UnpooledHeapByteBuf;
 import io.rmqgw.gateway.config.VirtualQueueConfig;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.rocketmq.common.message.MessageDecoder;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /** Each rule of {@link VirtualQueueGroup} on a small example; pooled buffers, so the leak detector watches them. */
@@ -618,5 +624,254 @@ class VirtualQueueGroupTest {
         assertEquals(2, group.commit(0, A, 2));
         assertFalse(group.holdsLeases(0, A));
         assertFalse(group.waitsForAcknowledgements(), "slid: room to fetch again");
+    }
+
+    /**
+     * Every way a fetch answer leaves a window ({@link FetchedRecords}: one reference for all the messages taken from
+     * it): released exactly once, right when its last message lets go, and never read after.
+     */
+    @Nested
+    class FetchAnswersReleased {
+
+        /** PHYSICALOFFSET's place in a stored record: read for a message only once the answer is held. */
+        private static final int PHYSICALOFFSET_AT = 28;
+
+        /** A broker's answer of {@code offsets}; the test keeps watching it after the group took it over. */
+        private ByteBuf answer(RealQueue q, long... offsets) {
+            ByteBuf body = Records.body(ALLOC, q, offsets);
+            answers.add(body);
+            return body;
+        }
+
+        /** The bodies of a pull's records (as the clients' own decoder reads them); releases the pull. */
+        private List<String> readBodies(Pull p) {
+            return decode(p).stream().map(VirtualQueueGroupTest::body).toList();
+        }
+
+        private void assertWindowEmpty() {
+            VirtualQueueStats stats = group.stats();
+            assertEquals(0, stats.windowMessages(), "window messages");
+            assertEquals(0, stats.windowBytes(), "window bytes");
+            assertEquals(0, stats.available(), "available");
+            assertEquals(0, stats.leased(), "leased");
+            assertEquals(0, stats.deadLetterPending(), "dead letters pending");
+            assertEquals(List.of(), group.checkInvariants());
+        }
+
+        @Test
+        void anAnswerIsReleasedWithTheLastOfItsMessagesAcknowledgedNotBefore() {
+            group(1, 16, 100, 5);
+            group.addRealQueue(Q0, 0);
+            ByteBuf first = answer(Q0, 0, 1, 2);
+            ByteBuf second = answer(Q0, 3, 4);
+            group.append(Q0, first, 3);
+            group.append(Q0, second, 5);
+            assertEquals(1, first.refCnt(), "one reference for the three messages, the caller's released");
+            assertEquals(1, second.refCnt());
+
+            pull(0, A, 0, 5).release();
+            assertEquals(2, group.commit(0, A, 2));
+            assertEquals(1, first.refCnt(), "offset 2 still holds it");
+            group.holderGone(A); // 2, 3 and 4 come again
+            Pull again = pull(0, B, 5, 1);
+            assertEquals(2, again.deliveries().get(0).deliveries());
+            assertEquals(List.of("broker-a#0@2"), readBodies(again), "served from the answer the others let go of");
+
+            assertEquals(1, group.commit(0, B, 6));
+            assertEquals(0, first.refCnt(), "released with its last message, before any close");
+            assertEquals(1, second.refCnt(), "another answer, counted apart");
+            assertEquals(Records.record(Q0, 3).length + Records.record(Q0, 4).length, group.stats().windowBytes());
+
+            pull(0, B, 6, 5).release();
+            assertEquals(2, group.commit(0, B, 8));
+            assertEquals(0, second.refCnt());
+            assertWindowEmpty();
+            assertEquals(List.of(new RealCommit(Q0, 5)), group.takeCommits());
+        }
+
+        @Test
+        void aDeadLetterKeepsItsAnswerUntilTheDlqTakesItThenReleasesItOnce() {
+            group(1, 16, 100, 1);
+            group.addRealQueue(Q0, 0);
+            ByteBuf body = answer(Q0, 0, 1);
+            group.append(Q0, body, 2);
+            pull(0, A, 0, 1).release();
+            group.holderGone(A); // delivered max-deliveries times: a dead letter
+            pull(0, B, 1, 5).release();
+            assertEquals(1, group.commit(0, B, 2), "offset 1 acknowledged behind the dead letter");
+            assertEquals(1, body.refCnt(), "the dead letter holds the answer");
+
+            List<DeadLetter> dead = group.takeDeadLetters();
+            assertEquals(1, dead.size());
+            assertTrue(group.deadLetterFailed(Q0, 0));
+            assertEquals(1, body.refCnt(), "a failed send keeps it");
+            assertEquals(dead, group.takeDeadLetters());
+            assertTrue(group.deadLettered(Q0, 0));
+            assertEquals(0, body.refCnt(), "released once the DLQ took it");
+            assertFalse(group.deadLettered(Q0, 0), "a second report changes nothing");
+            assertFalse(group.deadLetterFailed(Q0, 0));
+            assertWindowEmpty();
+            assertEquals(List.of(new RealCommit(Q0, 2)), group.takeCommits());
+        }
+
+        @Test
+        void aRemovedQueueReleasesItsAnswerOnceWhateverStateItsMessagesWereIn() {
+            group(2, 16, 100, 2);
+            group.addRealQueue(Q0, 0);
+            ByteBuf body = answer(Q0, 0, 1, 2, 3, 4);
+            group.append(Q0, body, 5);
+            Pull leasedByA = pull(0, A, 0, 1);                  // 0 LEASED
+            leasedByA.release();
+            pull(1, B, 0, 1).release();
+            group.commit(1, B, 1);                              // 1 ACKED behind the head
+            pull(1, B, 1, 1).release();
+            assertTrue(group.giveBack(B, Records.commitLogOffset(Q0, 2)));
+            pull(1, B, 2, 1).release();
+            assertTrue(group.giveBack(B, Records.commitLogOffset(Q0, 2)));
+            assertEquals(1, group.takeDeadLetters().size());    // 2 DEAD_LETTER, handed to the wiring; 3 and 4 AVAILABLE
+            assertEquals(1, body.refCnt());
+
+            assertEquals(new RealCommit(Q0, 0), group.removeRealQueue(Q0));
+            assertEquals(0, body.refCnt(), "released when the window closed, not at the group's close");
+            assertWindowEmpty();
+
+            // what arrives for the closed window afterwards touches nothing
+            assertEquals(0, group.commit(0, A, 99));
+            assertFalse(group.deadLettered(Q0, 2));
+            assertFalse(group.deadLetterFailed(Q0, 2));
+            assertFalse(group.giveBack(A, Records.commitLogOffset(Q0, 0)));
+            assertEquals(0, group.holderGone(A));
+            now += 60 * SECOND;
+            assertEquals(0, group.expireLeases());
+            assertEquals(0, leasedByA.deliveries().get(0).realOffset(), "a pull's deliveries stay readable");
+            ByteBuf late = answer(Q0, 5);
+            assertEquals(Appended.NOT_OWNED, group.append(Q0, late, 6));
+            assertEquals(0, late.refCnt(), "an answer for a window closed meanwhile is released at once");
+
+            // owned again: a new window with its own answers
+            group.addRealQueue(Q0, 0);
+            ByteBuf again = answer(Q0, 0, 1);
+            assertEquals(2, group.append(Q0, again, 2).accepted());
+            assertEquals(List.of("broker-a#0@0", "broker-a#0@1"), readBodies(pull(0, A, 0, 5)));
+            assertEquals(2, group.commit(0, A, 99), "the leases of the closed window did not come back");
+            assertEquals(0, again.refCnt());
+            assertWindowEmpty();
+        }
+
+        @Test
+        void anAnswerNothingIsTakenFromIsReleasedAtOnce() {
+            group(1, 2, 100, 5);
+            group.addRealQueue(Q0, 0);
+            ByteBuf empty = answer(Q0);
+            assertEquals(new Appended(0, 0, 0, false, 7), group.append(Q0, empty, 7), "no records (all filtered)");
+            assertEquals(0, empty.refCnt());
+
+            ByteBuf foreign = answer(Q1, 7);
+            assertEquals(new Appended(0, 0, 0, true, 7), group.append(Q0, foreign, 8), "a record of another queue");
+            assertEquals(0, foreign.refCnt());
+
+            ByteBuf malformed = ALLOC.buffer();
+            answers.add(malformed);
+            malformed.writeBytes(new byte[] {0, 0, 0, 99, 1, 2, 3});
+            assertEquals(new Appended(0, 0, 0, true, 7), group.append(Q0, malformed, 8), "not a record");
+            assertEquals(0, malformed.refCnt());
+
+            ByteBuf taken = answer(Q0, 7, 8);
+            group.append(Q0, taken, 9);
+            ByteBuf duplicates = answer(Q0, 7, 8);
+            assertEquals(new Appended(0, 2, 0, false, 9), group.append(Q0, duplicates, 9), "fetched already");
+            assertEquals(0, duplicates.refCnt());
+            ByteBuf overflow = answer(Q0, 9, 10);
+            assertEquals(new Appended(0, 0, 2, false, 9), group.append(Q0, overflow, 11), "the window is full");
+            assertEquals(0, overflow.refCnt());
+            assertEquals(1, taken.refCnt(), "only the answer messages were taken from is held");
+
+            ByteBuf notOwned = answer(Q1, 0);
+            assertEquals(Appended.NOT_OWNED, group.append(Q1, notOwned, 1));
+            assertEquals(0, notOwned.refCnt());
+            assertEquals(List.of(), group.checkInvariants());
+        }
+
+        @Test
+        void anExceptionBeforeAnyMessageHeldTheAnswerStillReleasesIt() {
+            group(1, 16, 100, 5);
+            group.addRealQueue(Q0, 0);
+            ByteBuf broken = new BrokenRecords(Records.record(Q0, 0), 0);
+            assertThrows(IllegalStateException.class, () -> group.append(Q0, broken, 1));
+            assertEquals(0, broken.refCnt(), "the answer taken over is released, also by an exception half way");
+            assertWindowEmpty();
+            assertEquals(0, group.fetchOffset(Q0), "fetched again");
+
+            ByteBuf good = answer(Q0, 0);
+            assertEquals(1, group.append(Q0, good, 1).accepted());
+            assertEquals(1, good.refCnt());
+        }
+
+        @Test
+        void anExceptionHalfWayLeavesTheMessagesTakenHoldingTheirOneReference() {
+            group(1, 16, 100, 5);
+            group.addRealQueue(Q0, 0);
+            byte[] first = Records.record(Q0, 0);
+            byte[] second = Records.record(Q0, 1);
+            byte[] both = new byte[first.length + second.length];
+            System.arraycopy(first, 0, both, 0, first.length);
+            System.arraycopy(second, 0, both, first.length, second.length);
+            ByteBuf broken = new BrokenRecords(both, first.length);
+            assertThrows(IllegalStateException.class, () -> group.append(Q0, broken, 2));
+            assertEquals(1, broken.refCnt(), "held by offset 0 alone");
+            assertEquals(1, group.fetchOffset(Q0), "offset 1 is fetched again");
+            assertEquals(List.of(), group.checkInvariants());
+            assertEquals(first.length, group.stats().windowBytes());
+
+            assertEquals(List.of("broker-a#0@0"), readBodies(pull(0, A, 0, 5)));
+            assertEquals(1, group.commit(0, A, 1));
+            assertEquals(0, broken.refCnt());
+            assertWindowEmpty();
+        }
+
+        @Test
+        void countingOffTheThreadThatOwnsTheAnswerTripsTheAssertion() throws InterruptedException {
+            assumeTrue(FetchedRecords.class.desiredAssertionStatus(), "assertions are off");
+            group(1, 16, 100, 5);
+            group.addRealQueue(Q0, 0);
+            group.append(Q0, answer(Q0, 0), 1);
+            pull(0, A, 0, 1).release();
+            AtomicReference<Throwable> thrown = new AtomicReference<>();
+            Thread other = new Thread(() -> {
+                try {
+                    group.commit(0, A, 1);
+                } catch (Throwable t) {
+                    thrown.set(t);
+                }
+            });
+            other.start();
+            other.join();
+            assertInstanceOf(AssertionError.class, thrown.get(), "the count is a plain int of the owning loop");
+            // the close on the owning thread still releases it (checked after the test)
+        }
+
+        /**
+         * A broker answer over {@code bytes} whose read of PHYSICALOFFSET of the record at {@code failingRecord} throws, as
+         * a broken buffer would: the walk fails after it took the answer and before that record's message holds it.
+         * Unpooled, so counted here only.
+         */
+        private static final class BrokenRecords extends UnpooledHeapByteBuf {
+
+            private final int failingRead;
+
+            BrokenRecords(byte[] bytes, int failingRecord) {
+                super(UnpooledByteBufAllocator.DEFAULT, bytes.length, bytes.length);
+                writeBytes(bytes);
+                this.failingRead = failingRecord + PHYSICALOFFSET_AT;
+            }
+
+            @Override
+            public long getLong(int index) {
+                if (index == failingRead) {
+                    throw new IllegalStateException("broken buffer at " + index);
+                }
+                return super.getLong(index);
+            }
+        }
     }
 }
