@@ -57,7 +57,7 @@ public final class HeaderCodec {
         }
         // the one pass over the header: envelope read, header checked and transcoded, kept for the decode
         RemotingFrame f = new RemotingFrame(frame, SerializeType.JSON, headerLength, t.code(),
-            t.languageGiven() ? language(t.languageCode()) : LanguageCode.OTHER, t.version(), t.opaque(), t.flag(), t);
+            t.languageGiven() ? language(t.languageCode()) : LanguageCode.OTHER, t.version(), t.opaque(), t.flag());
         t.hold(f);
         return f;
     }
@@ -87,11 +87,7 @@ public final class HeaderCodec {
      * result is valid until the thread's next transcode.
      */
     public static JsonToBinary transcoded(RemotingFrame frame) {
-        JsonToBinary t = frame.heldTranscoder(); // the frame decoder's pass on this thread: no thread-local lookup
-        if (t != null) {
-            return t;
-        }
-        t = JsonToBinary.get();
+        JsonToBinary t = JsonToBinary.get();
         if (t.holds(frame)) {
             return t;
         }

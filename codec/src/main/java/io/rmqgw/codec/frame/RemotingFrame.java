@@ -23,43 +23,26 @@ public final class RemotingFrame extends DefaultByteBufHolder {
     private static final int RESPONSE_BIT = 1;
     private static final int ONEWAY_BIT = 1 << 1;
 
-    /**
-     * The serialize type code (top byte) and the header length (24 bits), as in the frame prefix: one
-     * field, so that {@link #transcoder} fits in the 48 bytes a frame takes.
-     */
-    private final int typeAndHeaderLength;
+    private final SerializeType encoding;
+    private final int headerLength;
     private final int code;
     private final LanguageCode language;
     private final int version;
     private final int opaque;
     private final int flag;
     private final int streamedBodyLength;
-    /**
-     * The transcoder whose result is this frame's header in binary (the decoding thread's, set by the
-     * single pass), or null: a decode on that thread finds it here instead of by a thread-local lookup.
-     * Only a hint: whether its result is still this frame's is asked of it, on its own thread.
-     */
-    private final JsonToBinary transcoder;
 
     RemotingFrame(ByteBuf frame, SerializeType encoding, int headerLength, int code, LanguageCode language,
                   int version, int opaque, int flag) {
-        this(frame, encoding, headerLength, code, language, version, opaque, flag, 0, null);
-    }
-
-    RemotingFrame(ByteBuf frame, SerializeType encoding, int headerLength, int code, LanguageCode language,
-                  int version, int opaque, int flag, JsonToBinary transcoder) {
-        this(frame, encoding, headerLength, code, language, version, opaque, flag, 0, transcoder);
+        this(frame, encoding, headerLength, code, language, version, opaque, flag, 0);
     }
 
     private RemotingFrame(ByteBuf frame, SerializeType encoding, int headerLength, int code, LanguageCode language,
-                          int version, int opaque, int flag, int streamedBodyLength, JsonToBinary transcoder) {
+                          int version, int opaque, int flag, int streamedBodyLength) {
         super(frame);
-        if (headerLength < 0 || headerLength > 0xFFFFFF) {
-            throw new IllegalArgumentException("header length " + headerLength + " does not fit 24 bits");
-        }
         this.streamedBodyLength = streamedBodyLength;
-        this.typeAndHeaderLength = (encoding.getCode() & 0xFF) << 24 | headerLength;
-        this.transcoder = transcoder;
+        this.encoding = encoding;
+        this.headerLength = headerLength;
         this.code = code;
         this.language = language;
         this.version = version;
@@ -68,7 +51,7 @@ public final class RemotingFrame extends DefaultByteBufHolder {
     }
 
     public SerializeType encoding() {
-        return typeAndHeaderLength >>> 24 == 0 ? SerializeType.JSON : SerializeType.ROCKETMQ; // the only two codes
+        return encoding;
     }
 
     public int code() {
@@ -109,56 +92,46 @@ public final class RemotingFrame extends DefaultByteBufHolder {
 
     /** This frame's head, announcing {@code bodyLength} body bytes to follow as chunks. */
     RemotingFrame asHead(int bodyLength) {
-        JsonToBinary t = JsonToBinary.get();
-        boolean held = t.holds(this);
-        RemotingFrame head = new RemotingFrame(content(), encoding(), headerLength(), code, language, version, opaque, flag,
-            bodyLength, held ? t : null);
-        if (held) {
+        RemotingFrame head = new RemotingFrame(content(), encoding, headerLength, code, language, version, opaque, flag,
+            bodyLength);
+        JsonToBinary transcoded = JsonToBinary.get();
+        if (transcoded.holds(this)) {
             // the single pass's result stays the head's: its decode does not read the header again
-            t.hold(head);
+            transcoded.hold(head);
         }
         return head;
     }
 
-    /**
-     * The transcoder whose result is this frame's header in binary, when it is this thread's and still
-     * holds this frame's header; else null (another thread, a later frame transcoded since, no pass).
-     */
-    JsonToBinary heldTranscoder() {
-        JsonToBinary t = transcoder;
-        return t != null && t.isCurrentThreads() && t.holds(this) ? t : null;
-    }
-
     public int headerLength() {
-        return typeAndHeaderLength & 0xFFFFFF;
+        return headerLength;
     }
 
     public int bodyLength() {
-        return content().readableBytes() - PREFIX_LENGTH - headerLength();
+        return content().readableBytes() - PREFIX_LENGTH - headerLength;
     }
 
     /** The header bytes, not retained: valid while this frame is. */
     public ByteBuf headerSlice() {
         ByteBuf frame = content();
-        return frame.slice(frame.readerIndex() + PREFIX_LENGTH, headerLength());
+        return frame.slice(frame.readerIndex() + PREFIX_LENGTH, headerLength);
     }
 
     /** The body bytes, not retained: valid while this frame is. Writes go through to the frame. */
     public ByteBuf bodySlice() {
         ByteBuf frame = content();
-        return frame.slice(frame.readerIndex() + PREFIX_LENGTH + headerLength(), bodyLength());
+        return frame.slice(frame.readerIndex() + PREFIX_LENGTH + headerLength, bodyLength());
     }
 
     /** The body as a retained slice, for a rebuilt frame that keeps the original body bytes. */
     public ByteBuf retainedBody() {
         ByteBuf frame = content();
-        return frame.retainedSlice(frame.readerIndex() + PREFIX_LENGTH + headerLength(), bodyLength());
+        return frame.retainedSlice(frame.readerIndex() + PREFIX_LENGTH + headerLength, bodyLength());
     }
 
     @Override
     public RemotingFrame replace(ByteBuf content) {
-        return new RemotingFrame(content, encoding(), headerLength(), code, language, version, opaque, flag,
-            streamedBodyLength, null);
+        return new RemotingFrame(content, encoding, headerLength, code, language, version, opaque, flag,
+            streamedBodyLength);
     }
 
     @Override
@@ -182,7 +155,7 @@ public final class RemotingFrame extends DefaultByteBufHolder {
     @Override
     public String toString() {
         return (isResponse() ? "response" : "request") + "{code=" + code + ", opaque=" + opaque + ", flag=" + flag
-            + ", encoding=" + encoding() + ", header=" + headerLength() + "B, body="
+            + ", encoding=" + encoding + ", header=" + headerLength + "B, body="
             + (streamedBodyLength > 0 ? streamedBodyLength + "B streamed" : bodyLength() + "B") + "}";
     }
 }

@@ -156,7 +156,7 @@ public final class HeaderTranscoder {
         ByteBuf head;
         byte[] bytes = transcodedHeader(frame, target);
         if (bytes != null) {
-            int length = transcodedLength(frame, target);
+            int length = transcodedLength(target);
             typeAndLength(target, length); // refuses an oversized header before anything is allocated
             head = alloc.buffer(RemotingFrame.PREFIX_LENGTH + length);
             writeTranscodedHead(bytes, length, target, frame.bodyLength(), head);
@@ -189,7 +189,7 @@ public final class HeaderTranscoder {
         }
         byte[] bytes = transcodedHeader(frame, target);
         if (bytes != null) {
-            return writeTranscodedHead(bytes, transcodedLength(frame, target), target, frame.bodyLength(), out);
+            return writeTranscodedHead(bytes, transcodedLength(target), target, frame.bodyLength(), out);
         }
         CommandHeader header = decode(frame, HeaderKind.GENERIC);
         try {
@@ -237,9 +237,8 @@ public final class HeaderTranscoder {
         return json.bytes();
     }
 
-    private static int transcodedLength(RemotingFrame frame, SerializeType target) {
-        // the frame's transcoder, found again through the frame (no thread-local lookup after the frame decoder's pass)
-        return target == SerializeType.ROCKETMQ ? HeaderCodec.transcoded(frame).length() : BinaryToJson.get().length();
+    private static int transcodedLength(SerializeType target) {
+        return target == SerializeType.ROCKETMQ ? JsonToBinary.get().length() : BinaryToJson.get().length();
     }
 
     /**

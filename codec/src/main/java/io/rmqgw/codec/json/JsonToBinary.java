@@ -202,15 +202,7 @@ public final class JsonToBinary {
     private int remarkLength;
     private int entryCount;
 
-    /** The thread this transcoder belongs to (see {@link #get()}). */
-    private final Thread owner = Thread.currentThread();
-
     private JsonToBinary() {
-    }
-
-    /** Whether this is the calling thread's transcoder (a frame can carry one to another thread). */
-    public boolean isCurrentThreads() {
-        return owner == Thread.currentThread();
     }
 
     /** This thread's transcoder. */

@@ -137,40 +137,6 @@ class SinglePassTest {
     }
 
     /**
-     * A frame carries its decoding thread's transcoder, but a decode on another thread reads the header
-     * with that thread's own (the carried one is only trusted on its thread) and leaves the first thread's
-     * result alone.
-     */
-    @Test
-    void aFrameDecodedOnAnotherThreadIsReadWithThatThreadsTranscoder() throws Exception {
-        RemotingFrame frame = HeaderFixtures.frame(HeaderFixtures.sendV2Request(), SerializeType.JSON);
-        try {
-            JsonToBinary mine = JsonToBinary.get();
-            assertTrue(mine.holds(frame));
-            JsonToBinary[] used = new JsonToBinary[1];
-            String[] topic = new String[1];
-            Thread other = new Thread(() -> {
-                used[0] = HeaderCodec.transcoded(frame);
-                SendRequestHeader h = (SendRequestHeader) HeaderTranscoder.decodeRequest(frame);
-                try {
-                    topic[0] = h.topic();
-                } finally {
-                    h.release();
-                }
-            });
-            other.start();
-            other.join();
-            assertTrue(used[0] != null && used[0] != mine, "the other thread's own transcoder");
-            assertEquals("TopicTest", topic[0]);
-            assertTrue(mine.holds(frame), "the reading thread's result is still the frame's");
-            assertTrue(HeaderCodec.transcoded(frame) == mine);
-            assertEquals(SerializeType.JSON, frame.encoding());
-        } finally {
-            frame.release();
-        }
-    }
-
-    /**
      * A typed header takes the single pass's array whole: it stays the header's while other frames are read
      * and decoded (arrays circulating between headers and the transcoder), and the frame it came from is
      * transcoded again when asked after it.
