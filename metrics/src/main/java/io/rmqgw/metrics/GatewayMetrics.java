@@ -161,6 +161,7 @@ public final class GatewayMetrics implements AutoCloseable {
     private final Counter routeCacheHits;
     private final Counter routesRewritten;
     private final Counter framesStreamed;
+    private final Counter litePullsTranslated;
 
     /** [requestIndex * RESPONSE_CODES.size() + responseIndex], created on first use. */
     private final AtomicReferenceArray<Counter> requests =
@@ -208,6 +209,13 @@ public final class GatewayMetrics implements AutoCloseable {
             .register(registry);
         framesStreamed = Counter.builder("rmqgw.frames.streamed")
             .description("Large client requests streamed through to their upstream (cut-through), not stored whole")
+            .register(registry);
+        // the one translation the gateway makes; from and to name request codes, as rmqgw_requests_total's code does
+        litePullsTranslated = Counter.builder("rmqgw.requests.translated")
+            .description("Requests sent upstream under another request code: LITE_PULL_MESSAGE (361) as PULL_MESSAGE"
+                + " (11) to brokers older than 5.0, which do not know 361")
+            .tag("from", "361")
+            .tag("to", "11")
             .register(registry);
         // Every bounded label value is present from the start at 0, so increase() and the alerts see the
         // first event after a start (a series that appears at 1 has no increase).
@@ -491,6 +499,15 @@ public final class GatewayMetrics implements AutoCloseable {
 
     public double framesStreamed() {
         return framesStreamed.count();
+    }
+
+    /** A LITE_PULL_MESSAGE went to a broker older than 5.0 as PULL_MESSAGE. */
+    public void litePullTranslated() {
+        litePullsTranslated.increment();
+    }
+
+    public double litePullsTranslated() {
+        return litePullsTranslated.count();
     }
 
     /** The meters of the name-server listener (role {@code namesrv}, upstream {@code namesrv}). */

@@ -63,6 +63,40 @@ public final class Frames {
     }
 
     /**
+     * The whole request frame {@code frame} (from its length prefix, as a handler returns it for the upstream) with
+     * {@code code} as its request code, everything else as it was; {@code frame} is not released or changed. A
+     * ROCKETMQ binary frame is copied and the code written over its own; a JSON header is decoded and written
+     * again, over {@code frame}'s body (a retained slice).
+     */
+    public static ByteBuf withCode(ByteBufAllocator alloc, ByteBuf frame, int code) {
+        int base = frame.readerIndex();
+        int typeAndLength = frame.getInt(base + 4);
+        int headerLength = typeAndLength & 0xFFFFFF;
+        if ((typeAndLength >>> 24) == SerializeType.ROCKETMQ.getCode()) {
+            ByteBuf copy = alloc.buffer(frame.readableBytes());
+            copy.writeBytes(frame, base, frame.readableBytes());
+            // the binary header opens with the code, a short
+            copy.setShort(RemotingFrame.PREFIX_LENGTH, code);
+            return copy;
+        }
+        ByteBuf whole = frame.retainedSlice();
+        RemotingFrame json;
+        try {
+            json = HeaderCodec.frame(whole, SerializeType.JSON, RemotingFrame.PREFIX_LENGTH, headerLength);
+        } catch (RuntimeException e) {
+            whole.release();
+            throw e;
+        }
+        try {
+            RemotingHeader h = HeaderCodec.decodeHeader(json);
+            return withHeader(alloc, json, new RemotingHeader(code, h.language(), h.version(), h.opaque(), h.flag(),
+                h.remark(), h.extFields()), SerializeType.JSON);
+        } finally {
+            json.release();
+        }
+    }
+
+    /**
      * The frame with its original header bytes and {@code body} replacing its body (ownership of
      * {@code body} passes to the result); {@code frame} is not released.
      */

@@ -38,6 +38,40 @@ class FramesTest {
         return new RemotingHeader(RequestCode.SEND_MESSAGE_V2, LanguageCode.GO, 317, opaque, flag, "remark " + RemotingFixtures.UNICODE, ext);
     }
 
+    /** LITE_PULL_MESSAGE sent to a 4.x broker as PULL_MESSAGE: only the code changes, on a copy. */
+    @ParameterizedTest
+    @EnumSource(SerializeType.class)
+    void withCodeChangesTheCodeOnlyAndLeavesTheFrameAsItWas(SerializeType type) throws Exception {
+        RemotingHeader header = header(4242, 0);
+        header = new RemotingHeader(RequestCode.LITE_PULL_MESSAGE, header.language(), header.version(),
+            header.opaque(), header.flag(), header.remark(), header.extFields());
+        byte[] body = utf8("body " + RemotingFixtures.UNICODE);
+        ByteBuf frame = Frames.encode(ALLOC, header, type, pooled(body));
+        ByteBuf pull = null;
+        try {
+            pull = Frames.withCode(ALLOC, frame, RequestCode.PULL_MESSAGE);
+            assertEquals(RequestCode.LITE_PULL_MESSAGE, decodeWithRocketMq(frame).getCode(), "the original unchanged");
+            RemotingCommand cmd = decodeWithRocketMq(pull);
+            assertEquals(type, cmd.getSerializeTypeCurrentRPC());
+            assertEquals(RequestCode.PULL_MESSAGE, cmd.getCode());
+            assertEquals(LanguageCode.GO, cmd.getLanguage());
+            assertEquals(317, cmd.getVersion());
+            assertEquals(4242, cmd.getOpaque());
+            assertEquals(0, cmd.getFlag());
+            assertEquals(header.remark(), cmd.getRemark());
+            assertEquals(header.extFields(), cmd.getExtFields());
+            assertArrayEquals(body, cmd.getBody());
+            pull.release();
+            pull = null;
+            assertEquals(1, frame.refCnt(), "the original is still the caller's, whatever the result held of it");
+        } finally {
+            frame.release();
+            if (pull != null) {
+                pull.release();
+            }
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(SerializeType.class)
     void encodedFramesDecodeWithRocketMq(SerializeType type) throws Exception {

@@ -1,5 +1,6 @@
 package io.rmqgw.gateway.relay;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.util.collection.IntObjectHashMap;
 import java.util.ArrayList;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
@@ -8,20 +9,40 @@ import java.util.List;
 
 /**
  * Requests a client sent upstream that still await their response, by opaque. Owned by one event
- * loop: no locking. Oneway requests never enter (they get no response).
+ * loop: no locking. Oneway requests never enter (they get no response). An entry's {@code asPull}
+ * is owned here until {@link #remove} hands it to the caller; the bulk removals release it.
  */
 final class PendingRequests {
 
-    /** One request in flight; {@code context} is whatever its handler needs to treat the response. */
+    /**
+     * One request in flight; {@code context} is whatever its handler needs to treat the response; {@code asPull}
+     * (null for most) is a LITE_PULL_MESSAGE's bytes as PULL_MESSAGE, sent once instead if the broker does not
+     * know 361.
+     */
     record Pending(int opaque, int code, SerializeType encoding, long startNanos, long sentNanos, long deadlineNanos,
-                   RequestHandler handler, Object context) {
+                   RequestHandler handler, Object context, ByteBuf asPull) {
+
+        Pending(int opaque, int code, SerializeType encoding, long startNanos, long sentNanos, long deadlineNanos,
+                RequestHandler handler, Object context) {
+            this(opaque, code, encoding, startNanos, sentNanos, deadlineNanos, handler, context, null);
+        }
+
+        private void releaseAsPull() {
+            if (asPull != null) {
+                asPull.release();
+            }
+        }
     }
 
     private final IntObjectHashMap<Pending> byOpaque = new IntObjectHashMap<>();
     private volatile int size;
 
     void add(Pending pending) {
-        byOpaque.put(pending.opaque(), pending);
+        Pending replaced = byOpaque.put(pending.opaque(), pending);
+        if (replaced != null) {
+            // a client reusing an opaque still in flight: the older answer is lost to it either way
+            replaced.releaseAsPull();
+        }
         size = byOpaque.size();
     }
 
@@ -44,6 +65,7 @@ final class PendingRequests {
                 }
                 expired.add(p);
                 it.remove();
+                p.releaseAsPull();
             }
         }
         size = byOpaque.size();
@@ -58,6 +80,7 @@ final class PendingRequests {
             if (which.test(p)) {
                 removed.add(p);
                 it.remove();
+                p.releaseAsPull();
             }
         }
         size = byOpaque.size();
@@ -68,6 +91,7 @@ final class PendingRequests {
     List<Pending> drain() {
         List<Pending> all = new ArrayList<>(byOpaque.values());
         byOpaque.clear();
+        all.forEach(Pending::releaseAsPull);
         size = 0;
         return all;
     }

@@ -35,6 +35,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
+import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,6 +59,14 @@ public final class RelaySession {
     private static final AtomicLong lastSlowReaderWarnNanos = new AtomicLong(System.nanoTime() - REFUSAL_WARN_INTERVAL_NANOS);
     /** What a request gets once the gateway stops; RocketMQ clients retry SYSTEM_BUSY on another broker. */
     static final String DRAINING_REMARK = "rmqgw is draining (stopping); retry another address";
+    /**
+     * MQVersion.Version.V5_0_0.ordinal(): a frame's {@code version} is its sender's MQVersion ordinal, and brokers
+     * before 5.0.0 do not know LITE_PULL_MESSAGE (361).
+     */
+    static final int V5_0_0 = 413;
+    private static final byte LITE_PULL_UNKNOWN = 0;
+    private static final byte LITE_PULL_SERVED = 1;
+    private static final byte LITE_PULL_AS_PULL = 2;
 
     private final RelayContext context;
     private final UpstreamRole role;
@@ -71,8 +80,16 @@ public final class RelaySession {
     private final ArrayDeque<RemotingFrame> waiting = new ArrayDeque<>();
     private final StringBuilder connectFailures = new StringBuilder(64);
     private final ReadGate reads;
+    /** Broker ports only: a name server serves no pulls, and what it answers a 361 is relayed as it is. */
+    private final boolean translatesLitePulls;
 
     private SessionState state = new SessionState.Accepted();
+    /**
+     * Whether this upstream connection's broker serves LITE_PULL_MESSAGE, or gets it as PULL_MESSAGE (same header
+     * and fields): told by the version on its answers (0, a sender that set none, tells nothing) or by its answer
+     * to a 361. While unknown, a 361 goes as it is, its PULL_MESSAGE bytes kept to be sent once instead.
+     */
+    private byte litePull = LITE_PULL_UNKNOWN;
     /** The header encoding of the client's latest request: what a mirroring answer uses. */
     private SerializeType clientEncoding;
     private boolean clientNeedsFlush;
@@ -119,6 +136,7 @@ public final class RelaySession {
         this.client = client;
         this.clientAddress = Addresses.of(client.remoteAddress());
         this.reads = new ReadGate(client);
+        this.translatesLitePulls = GatewayMetrics.BROKER.equals(handlers.role());
     }
 
     /** The pipeline for accepted client connections; the client is read only once its upstream is settled. */
@@ -496,6 +514,7 @@ public final class RelaySession {
             if (f.isSuccess()) {
                 role.upstreamResult(target, true);
                 state = state.connected(f.channel());
+                litePull = LITE_PULL_UNKNOWN;
                 reads.upstream(f.channel());
                 drainWaiting();
                 reads.dialing(false);
@@ -654,11 +673,20 @@ public final class RelaySession {
                     deferredAnswers++;
                 }
                 if (out != null) {
+                    ByteBuf asPull = null;
+                    if (code == RequestCode.LITE_PULL_MESSAGE && translatesLitePulls && streamed == 0) {
+                        if (litePull == LITE_PULL_AS_PULL) {
+                            out = asPull(out);
+                            metrics.litePullTranslated();
+                        } else if (litePull == LITE_PULL_UNKNOWN) {
+                            asPull = pullBytes(out);
+                        }
+                    }
                     long sent = System.nanoTime();
                     UpstreamSettings settings = context.upstream();
                     long timeout = handler.longPolling() ? settings.longPollTimeoutNanos() : settings.requestTimeoutNanos();
                     pending.add(new PendingRequests.Pending(opaque, code, encoding, start, sent, sent + timeout,
-                        handler, requestContext));
+                        handler, requestContext, asPull));
                     c.channel().write(headWithBody(out, streamed, c.channel()), c.channel().voidPromise());
                 }
             }
@@ -685,6 +713,28 @@ public final class RelaySession {
             waiting.add(frame);
         } else {
             frame.release();
+        }
+    }
+
+    /** {@code request} (the bytes for the upstream) as PULL_MESSAGE, same header and fields. Takes ownership. */
+    private ByteBuf asPull(ByteBuf request) {
+        try {
+            return Frames.withCode(client.alloc(), request, RequestCode.PULL_MESSAGE);
+        } finally {
+            request.release();
+        }
+    }
+
+    /**
+     * {@code request} as PULL_MESSAGE, in buffers of its own (a JSON one holds a reference to the body);
+     * {@code request} stays the caller's (released if this throws).
+     */
+    private ByteBuf pullBytes(ByteBuf request) {
+        try {
+            return Frames.withCode(client.alloc(), request, RequestCode.PULL_MESSAGE);
+        } catch (RuntimeException e) {
+            request.release();
+            throw e;
         }
     }
 
@@ -776,6 +826,12 @@ public final class RelaySession {
                 frame.release();
                 return;
             }
+            if (p.asPull() != null && resentAsPull(p, frame)) {
+                return;
+            }
+            if (litePull == LITE_PULL_UNKNOWN) {
+                learnLitePull(p.code(), frame);
+            }
             long received = System.nanoTime();
             int result = frame.code();
             role.upstreamAnswered();
@@ -794,6 +850,38 @@ public final class RelaySession {
             if (response) {
                 answered();
             }
+        }
+    }
+
+    /**
+     * A LITE_PULL_MESSAGE sent while it was unknown whether the broker serves it: answered
+     * REQUEST_CODE_NOT_SUPPORTED (a broker before 5.0.0), it goes again as PULL_MESSAGE, once, and that answer is
+     * the client's; any other answer is the client's as it is. True when resent (the answer released).
+     */
+    private boolean resentAsPull(PendingRequests.Pending p, RemotingFrame answer) {
+        ByteBuf asPull = p.asPull();
+        if (answer.code() != RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED
+            || !(state instanceof SessionState.Connected c)) {
+            asPull.release();
+            return false;
+        }
+        answer.release();
+        litePull = LITE_PULL_AS_PULL;
+        metrics.litePullTranslated();
+        long sent = System.nanoTime();
+        pending.add(new PendingRequests.Pending(p.opaque(), p.code(), p.encoding(), p.startNanos(), sent,
+            sent + (p.deadlineNanos() - p.sentNanos()), p.handler(), p.context()));
+        c.channel().writeAndFlush(asPull, c.channel().voidPromise());
+        return true;
+    }
+
+    /** What an answer tells of LITE_PULL_MESSAGE on this upstream: its sender's version, or the answer to a 361. */
+    private void learnLitePull(int requestCode, RemotingFrame answer) {
+        if (answer.version() != 0) {
+            litePull = answer.version() >= V5_0_0 ? LITE_PULL_SERVED : LITE_PULL_AS_PULL;
+        } else if (requestCode == RequestCode.LITE_PULL_MESSAGE) {
+            litePull = answer.code() == RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED
+                ? LITE_PULL_AS_PULL : LITE_PULL_SERVED;
         }
     }
 

@@ -91,8 +91,8 @@ class LegacyBrokerFeaturesIT {
     }
 
     /**
-     * A 5.4.0 push consumer's messages of {@code topic} through the gateway (a 5.x lite pull consumer's
-     * LITE_PULL_MESSAGE is unknown to 4.9.x brokers, direct or through the gateway).
+     * A 5.4.0 push consumer's messages of {@code topic} through the gateway (5.x lite pull consumers against 4.9.7,
+     * whose LITE_PULL_MESSAGE the gateway sends as PULL_MESSAGE, are LegacyLitePullIT's).
      */
     private static Map<String, MessageExt> receive(String topic, int expected) throws Exception {
         return GatewayClients.receivePushed(LegacyBrokerFeaturesIT::group, gateway, topic, expected, RECEIVE_TIMEOUT);

@@ -64,32 +64,41 @@ public final class GatewayClients {
         consumer.setInstanceName("rmqgw-it-consume-" + System.nanoTime());
         consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         consumer.subscribe(topic, "*");
-        Map<String, MessageExt> byKey = new TreeMap<>();
-        List<String> duplicates = new ArrayList<>();
         consumer.start();
         try {
-            long deadline = System.nanoTime() + timeout.toNanos();
-            long quietUntil = Long.MAX_VALUE;
-            while (System.nanoTime() < Math.min(deadline, quietUntil)) {
-                for (MessageExt m : consumer.poll(500)) {
-                    if (byKey.put(m.getKeys(), m) != null) {
-                        duplicates.add(m.getKeys());
-                    }
-                }
-                if (byKey.size() >= expected && quietUntil == Long.MAX_VALUE) {
-                    quietUntil = System.nanoTime() + Duration.ofSeconds(3).toNanos();
-                }
-            }
+            return poll(consumer, topic, expected, timeout);
         } finally {
             consumer.shutdown();
+        }
+    }
+
+    /**
+     * What a started lite pull consumer polls, by key: waits (up to {@code timeout}) for {@code expected} messages,
+     * then 3 s more, so an extra or duplicate message would show; fails on a duplicate key or another count.
+     */
+    public static Map<String, MessageExt> poll(DefaultLitePullConsumer consumer, String topic, int expected,
+                                               Duration timeout) {
+        Map<String, MessageExt> byKey = new TreeMap<>();
+        List<String> duplicates = new ArrayList<>();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long quietUntil = Long.MAX_VALUE;
+        while (System.nanoTime() < Math.min(deadline, quietUntil)) {
+            for (MessageExt m : consumer.poll(500)) {
+                if (byKey.put(m.getKeys(), m) != null) {
+                    duplicates.add(m.getKeys());
+                }
+            }
+            if (byKey.size() >= expected && quietUntil == Long.MAX_VALUE) {
+                quietUntil = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+            }
         }
         return checked(topic, expected, byKey, duplicates);
     }
 
     /**
-     * As {@link #receive(UnaryOperator, GatewayFixture, String, int, Duration)} with a push consumer: 5.x lite pull
-     * consumers pull with LITE_PULL_MESSAGE, which 4.x brokers do not know (they answer REQUEST_CODE_NOT_SUPPORTED);
-     * push consumers use PULL_MESSAGE, which every broker serves.
+     * As {@link #receive(UnaryOperator, GatewayFixture, String, int, Duration)} with a push consumer, which pulls
+     * with PULL_MESSAGE (5.x lite pull consumers use LITE_PULL_MESSAGE, which 4.x brokers do not know: the gateway
+     * sends it to them as PULL_MESSAGE, see LegacyLitePullIT).
      */
     public static Map<String, MessageExt> receivePushed(UnaryOperator<String> groups, GatewayFixture gateway,
                                                         String topic, int expected, Duration timeout) throws Exception {
