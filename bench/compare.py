@@ -435,7 +435,7 @@ class Bench:
                 f.write(f"coalescing:\n  topics: [{self.a.coalesce_topics}]\n")
                 if self.a.coalesce_max_in_flight:
                     f.write(f"  max-in-flight: {self.a.coalesce_max_in_flight}\n")
-                if self.a.coalesce_max_delay:
+                if self.a.coalesce_max_delay is not None:
                     f.write(f"  max-delay: {self.a.coalesce_max_delay * 1000:g}ms\n")
             if "fanout-8x4" in self.a.workloads and encoding == "rocketmq":
                 f.write(f"fanout:\n  enabled: true\n  topic: {FANOUT_TOPIC}\n")
@@ -1609,9 +1609,9 @@ def main():
                         "gateway as a sidecar with a core of its own; direct runs then have one core fewer")
     p.add_argument("--coalesce-max-in-flight", type=int, default=0,
                    help="coalescing.max-in-flight of the gateway under test (default: the gateway's)")
-    p.add_argument("--coalesce-max-delay", type=seconds, default=0,
-                   help="coalescing.max-delay of the gateway under test, e.g. 1ms: how long a send to an idle queue waits"
-                        " for company (default: the gateway's, 0)")
+    p.add_argument("--coalesce-max-delay", type=seconds, default=None,
+                   help="coalescing.max-delay of the gateway under test, e.g. 0ms: how long a send to an idle, busy queue"
+                        " waits for company (default: the gateway's, 1ms)")
     p.add_argument("--coalesce-topics", default="",
                    help="comma-separated topics the gateway under test coalesces sends to (the baseline gateway never)")
     p.add_argument("--only", choices=["three-way", "broker-effect", "soak", "virtual-queues"],

@@ -12,8 +12,11 @@ import java.util.function.ToIntFunction;
  * (so sends arriving while the drain is on its way go with it). Sends arriving while every slot is taken wait,
  * and when a request is answered the waiting ones go together, in arrival order, as the next request (up to
  * the limits; the rest wait for the one after). With a linger set, a send to an idle queue (nothing in flight)
- * waits that long for company instead ({@link Offer#LINGER}). Nothing else splits a batch: a slow broker answer
- * makes batches larger, not smaller.
+ * waits that long for company instead ({@link Offer#LINGER}), but only while the queue is busy: its previous
+ * batch held more than one send. So at low load (batches of one) nothing lingers and no delay is added; under
+ * load the sends that reach an idle queue close together (sync senders answered by one batch come back
+ * together) go as one batch instead of one going alone and the rest waiting for it. Nothing else splits a
+ * batch: a slow broker answer makes batches larger, not smaller.
  *
  * <p>Order: each batch is a prefix of the sends waiting, in arrival order, so the batches taken, one after
  * the other, hold the sends in the order they were offered. The caller takes and writes batches on one
@@ -37,7 +40,10 @@ final class QueueBatcher<T> {
         WAITS,
         /** Taken, and a slot is free: the caller has {@link #take} called on the sending thread (a drain). */
         DRAIN,
-        /** Taken into a linger it opened: after the linger the caller calls {@link #lingerEnded}, then drains. */
+        /**
+         * Taken into a linger it opened (an idle queue whose last batch held more than one send): after the linger
+         * the caller calls {@link #lingerEnded}, then drains.
+         */
         LINGER
     }
 
@@ -47,6 +53,8 @@ final class QueueBatcher<T> {
     /** A drain was asked for and has not run yet: later sends wait for it instead of asking again. */
     private boolean drainOwed;
     private boolean lingering;
+    /** The last batch taken held more than one send: the queue is busy, and a send to it when idle lingers. */
+    private boolean lastBatchShared;
 
     QueueBatcher(ToIntFunction<T> bytes) {
         this.bytes = bytes;
@@ -62,7 +70,7 @@ final class QueueBatcher<T> {
         if (drainOwed || lingering || inFlight >= limits.maxInFlight()) {
             return Offer.WAITS;
         }
-        if (inFlight == 0 && limits.lingerNanos() > 0) {
+        if (inFlight == 0 && limits.lingerNanos() > 0 && lastBatchShared) {
             lingering = true;
             return Offer.LINGER;
         }
@@ -93,6 +101,7 @@ final class QueueBatcher<T> {
             batch.add(waiting.poll());
         }
         inFlight++;
+        lastBatchShared = batch.size() > 1;
         return batch;
     }
 

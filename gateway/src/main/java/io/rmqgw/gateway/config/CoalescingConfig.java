@@ -13,14 +13,15 @@ import java.util.Set;
  * Server-side coalescing of small sends ({@code coalescing:}): single sends to the listed topics from any
  * client connections, for the same broker and queue, go to the broker together as one SEND_BATCH_MESSAGE
  * while {@code maxInFlight} requests for that queue are already in flight (or during {@code maxDelay} after a
- * send to an idle queue). Every key applies at once on a reload.
+ * send to an idle but busy queue). Every key applies at once on a reload.
  *
  * @param topics      the topics whose single sends may be coalesced (none: coalescing is off)
  * @param maxMessages messages in one coalesced batch at most
  * @param maxBytes    batch body bytes at most (each message as a batch entry: 22 bytes + body + properties);
  *                    a message larger than this alone is never coalesced
- * @param maxDelay    how long a send to an idle queue waits for others to go with it (0: it goes at once, and
- *                    batches form only while requests for the queue are in flight)
+ * @param maxDelay    how long a send to an idle queue waits for others to go with it, when the queue's previous
+ *                    batch held more than one send (so never at low load); 0: it goes at once, and batches form
+ *                    only while requests for the queue are in flight
  * @param maxInFlight batches of one queue at the broker at once, written in order on the one pooled connection
  *                    to its broker; 1: the next batch waits for the answer to the previous
  */
@@ -33,11 +34,12 @@ public record CoalescingConfig(List<String> topics, Integer maxMessages, Integer
     public static final int MIN_MAX_BYTES = 1024;
     /** RocketMQ brokers refuse batch bodies over their maxMessageSize, 4 MiB by default. */
     public static final int MAX_MAX_BYTES = 4 * 1024 * 1024;
-    public static final Duration DEFAULT_MAX_DELAY = Duration.ZERO;
+    public static final Duration DEFAULT_MAX_DELAY = Duration.ofMillis(1);
     public static final Duration MAX_MAX_DELAY = Duration.ofSeconds(1);
     /**
-     * Two: a batch forms while the previous one is at the broker, so a queue is not left idle for the
-     * gateway's turn; a sync producer's order holds with any value (see the README, "Order").
+     * One: the next batch of a queue forms while the previous one is at the broker, and is written once that one
+     * is answered, so every producer's order holds whatever the broker (see the README, "Order"); two made
+     * smaller batches and less throughput (docs/BENCHMARKS.md, coalescing run G).
      */
     public static final int DEFAULT_MAX_IN_FLIGHT = 1;
     public static final int MAX_MAX_IN_FLIGHT = 64;

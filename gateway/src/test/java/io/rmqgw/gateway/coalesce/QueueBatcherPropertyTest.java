@@ -76,6 +76,8 @@ class QueueBatcherPropertyTest {
         QueueBatcher.Limits limits;
         int drainsAsked;
         boolean lingerRunning;
+        /** The last batch taken held several sends (only then may an idle queue linger). */
+        boolean lastBatchShared;
         final List<List<Send>> inFlight = new ArrayList<>();
         final List<Send> offered = new ArrayList<>();
         final List<Send> written = new ArrayList<>();
@@ -131,6 +133,7 @@ class QueueBatcherPropertyTest {
                 drainsAsked++;
             } else if (result == Offer.LINGER) {
                 assertTrue(!lingerRunning && inFlight.isEmpty() && s.linger(), "a linger only for an idle queue");
+                assertTrue(lastBatchShared, "a linger only while the queue is busy (its last batch held several)");
                 lingerRunning = true;
             }
         }
@@ -142,6 +145,7 @@ class QueueBatcherPropertyTest {
                 assertTrue(batch.size() == 1 || bytes <= s.maxBytes(), "max-bytes, unless one send alone");
                 inFlight.add(batch);
                 written.addAll(batch);
+                lastBatchShared = batch.size() > 1;
                 assertTrue(inFlight.size() <= limits.maxInFlight(), "at most max-in-flight");
                 assertEquals(inFlight.size(), q.inFlight());
             }

@@ -141,22 +141,35 @@ class QueueBatcherTest {
     }
 
     @Test
-    void withALingerAnIdleQueuesFirstSendWaitsForCompanyAndGoesWithItWhenTheLingerEnds() {
+    void withALingerAnIdleQueueLingersOnlyWhileBusyAndItsSendGoesWithItsCompanyWhenTheLingerEnds() {
         QueueBatcher<Send> q = batcher();
-        QueueBatcher.Limits linger = new QueueBatcher.Limits(64, 1000, 1_000_000, 100, 2);
-        Send first = send(0);
-        assertEquals(Offer.LINGER, q.offer(first, linger), "the caller ends the linger after its delay");
+        QueueBatcher.Limits linger = new QueueBatcher.Limits(64, 1000, 1_000_000, 100, 1);
+        Send lone = send(0);
+        assertEquals(Offer.DRAIN, q.offer(lone, linger), "low load (no batch of several yet): no linger, no delay");
+        assertEquals(List.of(lone), q.take(linger));
         Send second = send(1);
-        assertEquals(Offer.WAITS, q.offer(second, linger), "one linger per idle period");
+        Send third = send(2);
+        assertEquals(Offer.WAITS, q.offer(second, linger));
+        assertEquals(Offer.WAITS, q.offer(third, linger));
+        q.answered();
+        assertEquals(List.of(second, third), q.take(linger), "the sends that waited go as one batch");
+        q.answered();
+
+        Send first = send(3);
+        assertEquals(Offer.LINGER, q.offer(first, linger), "idle after a batch of two: busy, so it waits for company");
+        Send company = send(4);
+        assertEquals(Offer.WAITS, q.offer(company, linger), "one linger per idle period");
         assertEquals(List.of(), q.take(linger), "nothing goes during the linger");
         q.lingerEnded();
-        assertEquals(List.of(first, second), q.take(linger), "the linger ended: both go");
-        Send third = send(2);
-        assertEquals(Offer.DRAIN, q.offer(third, linger), "a busy queue with a free slot does not linger");
-        assertEquals(List.of(third), q.take(linger));
+        assertEquals(List.of(first, company), q.take(linger), "the linger ended: both go");
         q.answered();
+
+        Send alone = send(5);
+        assertEquals(Offer.LINGER, q.offer(alone, linger));
+        q.lingerEnded();
+        assertEquals(List.of(alone), q.take(linger), "a linger that found no company");
         q.answered();
-        assertEquals(Offer.LINGER, q.offer(send(3), linger), "idle again: a new linger");
+        assertEquals(Offer.DRAIN, q.offer(send(6), linger), "the load is gone: the next send to the idle queue goes at once");
     }
 
     @Test

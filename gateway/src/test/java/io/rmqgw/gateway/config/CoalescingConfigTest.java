@@ -23,7 +23,7 @@ class CoalescingConfigTest {
         assertEquals(List.of(), c.topics());
         assertEquals(64, c.maxMessages());
         assertEquals(256 * 1024, c.maxBytes());
-        assertEquals(Duration.ZERO, c.maxDelay(), "no added delay by default");
+        assertEquals(Duration.ofMillis(1), c.maxDelay(), "a linger of 1 ms, only for busy queues");
         assertEquals(1, c.maxInFlight());
     }
 
