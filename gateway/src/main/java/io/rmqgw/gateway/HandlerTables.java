@@ -116,9 +116,11 @@ public final class HandlerTables {
     public static HandlerTable virtualBroker(RequestHandler consumers) {
         return HandlerTable.builder("broker")
             // leases on virtual queues (long polls held by the gateway), commits acknowledging them; other groups'
-            // requests sent on to the real queue behind the virtual one
-            .request(consumers, PULL_MESSAGE, UPDATE_CONSUMER_OFFSET, QUERY_CONSUMER_OFFSET, GET_MAX_OFFSET,
-                GET_MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, GET_EARLIEST_MSG_STORETIME, CONSUMER_SEND_MSG_BACK)
+            // requests sent on to the real queue behind the virtual one; LITE_PULL_MESSAGE (5.x lite pull
+            // consumers) served as PULL_MESSAGE
+            .request(consumers, PULL_MESSAGE, LITE_PULL_MESSAGE, UPDATE_CONSUMER_OFFSET, QUERY_CONSUMER_OFFSET,
+                GET_MAX_OFFSET, GET_MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, GET_EARLIEST_MSG_STORETIME,
+                CONSUMER_SEND_MSG_BACK)
             // the group's members as the gateway knows them; every client heartbeats every broker of its routes
             .request(consumers, HEART_BEAT, UNREGISTER_CLIENT, GET_CONSUMER_LIST_BY_GROUP)
             // orderly groups lock the real queues (the served group is refused with a reason)

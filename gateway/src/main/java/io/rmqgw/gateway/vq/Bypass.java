@@ -139,7 +139,10 @@ final class Bypass {
 
     // ---------------------------------------------------------------- requests
 
-    /** PULL_MESSAGE: the broker's answer with the records re-addressed to the virtual queue, or an empty queue. */
+    /**
+     * PULL_MESSAGE (and LITE_PULL_MESSAGE, sent on as PULL_MESSAGE): the broker's answer with the records re-addressed
+     * to the virtual queue, or an empty queue.
+     */
     void pull(RelaySession session, VirtualBrokerHandler.Request r) {
         counted(r);
         String topic = r.field("topic");
@@ -629,8 +632,9 @@ final class Bypass {
             failed.accept("no master address known for broker " + brokerName);
             return;
         }
-        RemotingHeader header = new RemotingHeader(r.code(), r.header().language(), r.header().version(), 0, 0, null,
-            ext);
+        // a lite pull (361) goes as PULL_MESSAGE: same header and answer, and brokers before 5.0.0 refuse 361
+        int code = r.code() == RequestCode.LITE_PULL_MESSAGE ? RequestCode.PULL_MESSAGE : r.code();
+        RemotingHeader header = new RemotingHeader(code, r.header().language(), r.header().version(), 0, 0, null, ext);
         if (r.oneway()) {
             queues.pool().broker(master.get()).oneway(header, body, session.client().eventLoop()).addListener(f -> {
                 if (!f.isSuccess()) {

@@ -24,7 +24,8 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
  * The requests a consumer sends the virtual-queue broker ({@link VirtualQueues#BROKER_NAME}), all answered
- * by the gateway: registrations and the group's member list, pulls that lease messages on virtual queues,
+ * by the gateway: registrations and the group's member list, pulls (PULL_MESSAGE, and a 5.x lite pull consumer's
+ * LITE_PULL_MESSAGE, which has the same header and answer) that lease messages on virtual queues,
  * commits that acknowledge them, the offsets of virtual queues, and send-backs that hand a message back for
  * redelivery. Decoded on the client's event loop, carried out on the virtual queues' own loop, answered with
  * {@link RelaySession#writeToClient}. Groups not served on the topic (any other group, orderly and broadcasting
@@ -110,7 +111,8 @@ final class VirtualBrokerHandler implements RequestHandler {
                         group));
                 }
             }
-            case RequestCode.PULL_MESSAGE -> {
+            // a 5.x lite pull consumer's LITE_PULL_MESSAGE: the same header, leases and answer as PULL_MESSAGE
+            case RequestCode.PULL_MESSAGE, RequestCode.LITE_PULL_MESSAGE -> {
                 if (bypass.applies(group, topic)) {
                     bypass.pull(session, r);
                 } else {

@@ -16,6 +16,8 @@ import io.rmqgw.it.support.GatewayClients;
 import io.rmqgw.it.support.ScenarioProcess;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
+import io.rmqgw.metrics.GatewayMetrics;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
@@ -25,9 +27,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendStatus;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
+import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -36,9 +44,11 @@ import org.junit.jupiter.api.Test;
  * The gateway's own features against a real RocketMQ 4.9.7 name server and broker (Maven Central artifacts in their
  * own JVM, {@link ForkedBroker#legacy}), with the checks VirtualQueuesIT, CoalescingIT and FanoutIT make against
  * 5.4.0: virtual queues (16 push consumers, 4.9.7 and 5.4.0, share a topic of 4 queues fairly, nothing lost or
- * consumed twice, the group's commits reach the 4.9.7 broker); coalescing (concurrent 4.9.7 and 5.4.0 sync senders
- * each get their own id and queue offset, checked by viewing each message by id and by consuming); fan-out (mixed
- * batches from 4.9.7 and 5.4.0 producers reach each destination with bodies, keys, tags and properties intact).
+ * consumed twice, the group's commits reach the 4.9.7 broker; a 5.4.0 lite pull consumer of a group not served on
+ * a virtual-queue topic reads it in bypass, its LITE_PULL_MESSAGEs sent on as PULL_MESSAGE); coalescing (concurrent
+ * 4.9.7 and 5.4.0 sync senders each get their own id and queue offset, checked by viewing each message by id and by
+ * consuming); fan-out (mixed batches from 4.9.7 and 5.4.0 producers reach each destination with bodies, keys, tags
+ * and properties intact).
  * One gateway serves all three, each on topics of its own.
  */
 class LegacyBrokerFeaturesIT {
@@ -49,6 +59,8 @@ class LegacyBrokerFeaturesIT {
 
     static final String VQ_TOPIC = "legacy_vq_" + RUN;
     static final String VQ_GROUP = "legacy_vq_group_" + RUN;
+    /** A virtual-queue topic of its own for the bypassing lite pull consumer (VQ_TOPIC's offsets are counted). */
+    static final String VQ_LITE_TOPIC = "legacy_vq_lite_" + RUN;
     static final String COALESCED = "legacy_coalesce_" + RUN;
     static final String FAN540_A = "legacy_fan540_a_" + RUN;
     static final String FAN540_B = "legacy_fan540_b_" + RUN;
@@ -64,13 +76,15 @@ class LegacyBrokerFeaturesIT {
         Path dir = Paths.get(work, "legacy-features-" + RUN);
         // queue counts as the 5.4.0 tests use them
         broker = ForkedBroker.legacy(dir, "ItLegacyFeaturesCluster", "it-legacy-features", new Properties(),
-            List.of(VQ_TOPIC + ":4", COALESCED + ":4", FAN540_A + ":4", FAN540_B + ":2", FAN497_A + ":2",
-                FAN497_B + ":4")).start();
+            List.of(VQ_TOPIC + ":4", VQ_LITE_TOPIC + ":2", COALESCED + ":4", FAN540_A + ":4", FAN540_B + ":2",
+                FAN497_A + ":2", FAN497_B + ":4")).start();
         System.err.println("[it] " + broker + " (4.9.7) started in " + broker.lastStartTime().toMillis() + " ms");
         // as VirtualQueuesIT: few leases per virtual queue, so the messages spread over all consumers
         VirtualQueueConfig vq = new VirtualQueueConfig(VQ_GROUP, VQ_TOPIC, 4, null, null, 8, null, null, null);
+        VirtualQueueConfig vqLite = new VirtualQueueConfig(VQ_GROUP + "_lite", VQ_LITE_TOPIC, 4, null, null, null,
+            null, null, null);
         gateway = GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
-            .withVirtualQueues(List.of(vq))
+            .withVirtualQueues(List.of(vq, vqLite))
             .withCoalescing(new CoalescingConfig(List.of(COALESCED), null, null, null, null))
             .withFanout(new FanoutConfig(true, null, null, null, null, null)));
     }
@@ -106,6 +120,48 @@ class LegacyBrokerFeaturesIT {
     void sixteenConsumersShareFourQueuesOfThe497Broker() throws Exception {
         VirtualQueuesIT.sixteenConsumersShareFourQueues(gateway, VQ_TOPIC, VQ_GROUP, broker.brokerAddress(),
             LegacyBrokerFeaturesIT::group);
+    }
+
+    /**
+     * A 5.4.0 lite pull consumer of a group not served on the virtual-queue topic reads its real queues in bypass:
+     * its LITE_PULL_MESSAGEs go on to the 4.9.7 broker, which does not know 361, as PULL_MESSAGE.
+     */
+    @Test
+    void aLitePullConsumerOfAnotherGroupReadsTheVirtualQueueTopicOfThe497BrokerInBypass() throws Exception {
+        String prefix = "lite-bypass-" + RUN + "-";
+        int messages = 40;
+        DefaultLitePullConsumer consumer = new DefaultLitePullConsumer(group("vq_lite_bypass"));
+        consumer.setNamesrvAddr(gateway.namesrvAddress());
+        consumer.setInstanceName("rmqgw-it-lite-bypass-" + System.nanoTime());
+        consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        consumer.subscribe(VQ_LITE_TOPIC, "*");
+        consumer.start();
+        Set<String> polled = new HashSet<>();
+        try {
+            DefaultMQProducer producer = GatewayClients.producer(LegacyBrokerFeaturesIT::group, gateway, "lite_bypass");
+            try {
+                for (int i = 0; i < messages; i++) {
+                    assertEquals(SendStatus.SEND_OK, producer.send(new Message(VQ_LITE_TOPIC, "t", prefix + i,
+                        ("m" + i).getBytes(StandardCharsets.UTF_8))).getSendStatus());
+                }
+            } finally {
+                producer.shutdown();
+            }
+            long deadline = System.nanoTime() + RECEIVE_TIMEOUT.toNanos();
+            while (polled.size() < messages && System.nanoTime() < deadline) {
+                for (MessageExt m : consumer.poll(500)) {
+                    if (m.getKeys() != null && m.getKeys().startsWith(prefix)) {
+                        polled.add(m.getKeys());
+                    }
+                }
+            }
+        } finally {
+            consumer.shutdown();
+        }
+        assertEquals(messages, polled.size(), () -> "polled " + new TreeSet<>(polled));
+        assertTrue(gateway.metrics().registry().get("rmqgw.vq.bypass.requests")
+            .tag("code", GatewayMetrics.requestCodeLabel(RequestCode.LITE_PULL_MESSAGE)).counter().count() > 0,
+            "the consumer's LITE_PULL_MESSAGEs went through the bypass");
     }
 
     @Test

@@ -18,6 +18,7 @@ import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioProcess;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
+import io.rmqgw.metrics.GatewayMetrics;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,14 +32,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
+import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendStatus;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.remoting.CommandCustomHeader;
+import org.apache.rocketmq.remoting.RPCHook;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
@@ -56,7 +60,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * through the gateway (12 rocketmq-client 5.4.0 consumers in this JVM, 4 forked 4.9.7 ones). All 16 get
  * work, each near its fair share; every message sent is consumed, none twice; the broker sees the gateway
  * as the group's only member and holds its commits; the gateway's own invariants hold (the same against a 4.9.7
- * broker: LegacyBrokerFeaturesIT). Two gateways in front of the cluster split
+ * broker: LegacyBrokerFeaturesIT). 5.4.0 lite pull consumers (LITE_PULL_MESSAGE) share the virtual queues too, and
+ * one of another group reads the real queues in bypass. Two gateways in front of the cluster split
  * the real queues between them through the broker's own rebalance.
  */
 @ExtendWith(SharedClusterExtension.class)
@@ -289,6 +294,105 @@ class VirtualQueuesIT {
         }
     }
 
+    /**
+     * 5.4.0 lite pull consumers (LITE_PULL_MESSAGE, 361) in subscribe mode: six of the served group, more than the
+     * real queues, share the virtual queues as push consumers do (every message polled once, each consumer gets
+     * work, their offset commits acknowledge the leases and the real commits reach the broker), and one of another
+     * group reads the real queues in bypass, its 361s sent on to the broker as PULL_MESSAGE.
+     */
+    @Test
+    void litePullConsumersShareTheVirtualQueuesAndABypassingOneReadsTheRealQueues() throws Exception {
+        String topic5 = cluster.topic("vq5");
+        String group5 = cluster.group("vq5");
+        String bypassGroup = cluster.group("vq5b");
+        GatewayFixture gw = gatewayServing(topic5, group5, 8);
+        VirtualQueues queues = gw.gateway().virtualQueues();
+        Set<String> litePullsToBroker = ConcurrentHashMap.newKeySet();
+        RPCHook recorder = new RPCHook() {
+            @Override
+            public void doBeforeRequest(String remoteAddr, RemotingCommand request) {
+                if (request.getCode() == RequestCode.LITE_PULL_MESSAGE && request.getExtFields() != null
+                    && topic5.equals(request.getExtFields().get("topic"))) {
+                    litePullsToBroker.add(remoteAddr);
+                }
+            }
+
+            @Override
+            public void doAfterResponse(String remoteAddr, RemotingCommand request, RemotingCommand response) {
+            }
+        };
+        cluster.recorder().addBrokerHook(recorder);
+        int served = 6;
+        List<DefaultLitePullConsumer> consumers = new ArrayList<>();
+        List<Map<String, AtomicInteger>> received = new ArrayList<>();
+        try {
+            for (int i = 0; i <= served; i++) {
+                received.add(new ConcurrentHashMap<>());
+                consumers.add(litePullConsumer(i < served ? group5 : bypassGroup, topic5, gw.namesrvAddress(),
+                    "vq5-" + i));
+            }
+            VirtualConsumer consumer = queues.consumer(group5, topic5);
+            await("the gateway owns the 4 real queues", Duration.ofSeconds(30),
+                () -> consumer.virtualQueueCount() == REAL_QUEUES * PER_REAL_QUEUE);
+            // their heartbeats (CONSUME_ACTIVELY) make them the served group's members, as push consumers
+            await("the six lite pull consumers registered", Duration.ofSeconds(30),
+                () -> queues.memberIds(group5).size() == served);
+            TimeUnit.SECONDS.sleep(3); // the consumers' rebalance over the virtual queues
+            int messages = 600;
+            Set<String> sent = produce(topic5, gw.namesrvAddress(), messages, "vq5-");
+            // polling also commits (auto commit every second, persisted every second)
+            BooleanSupplier done = () -> {
+                VirtualQueueStats st = stats(gw, consumer);
+                return st.acknowledged() >= messages && st.leased() == 0 && st.available() == 0
+                    && received.get(served).size() >= messages;
+            };
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(40);
+            while (!done.getAsBoolean()) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new AssertionError("timed out: " + stats(gw, consumer) + ", polled per consumer "
+                        + received.stream().map(Map::size).toList() + ", bypass requests " + gw.metrics().registry()
+                        .find("rmqgw.vq.bypass.requests").counters().stream()
+                        .map(c -> c.getId().getTag("code") + "=" + c.count()).toList());
+                }
+                for (int i = 0; i < consumers.size(); i++) {
+                    // each poll answers one pull's messages: drain what the consumer holds
+                    for (List<MessageExt> polled = consumers.get(i).poll(5); !polled.isEmpty();
+                         polled = consumers.get(i).poll(0)) {
+                        for (MessageExt m : polled) {
+                            received.get(i).computeIfAbsent(m.getKeys(), k -> new AtomicInteger()).incrementAndGet();
+                        }
+                    }
+                }
+            }
+            Map<String, Integer> deliveries = new TreeMap<>();
+            received.subList(0, served).forEach(r -> r.forEach((k, n) -> deliveries.merge(k, n.get(), Integer::sum)));
+            Set<String> missing = new HashSet<>(sent);
+            missing.removeAll(deliveries.keySet());
+            assertTrue(missing.isEmpty(), missing.size() + " messages never polled, e.g. " + missing.stream().limit(5).toList());
+            assertEquals(0, deliveries.values().stream().filter(n -> n > 1).count(), "messages polled twice without a fault");
+            List<Integer> perConsumer = received.subList(0, served).stream().map(Map::size).toList();
+            assertTrue(perConsumer.stream().allMatch(n -> n > 0), "a lite pull consumer got nothing: " + perConsumer);
+            assertEquals(sent, received.get(served).keySet(), "the bypassing group's messages");
+            assertEquals(0, stats(gw, consumer).invariantViolationCount(), () -> "invariants: " + stats(gw, consumer));
+            // both groups' commits reached the broker: the served group's real commits, the bypassing group's own
+            for (String g : List.of(group5, bypassGroup)) {
+                await(g + "'s commit at the end of every real queue", Duration.ofSeconds(15), () -> {
+                    List<long[]> o = brokerOffsets(cluster.brokerAddress(), topic5, g);
+                    return o.stream().allMatch(q -> q[0] == q[1]) && o.stream().mapToLong(q -> q[1]).sum() == messages;
+                });
+            }
+            assertTrue(gw.metrics().registry().get("rmqgw.vq.bypass.requests")
+                .tag("code", GatewayMetrics.requestCodeLabel(RequestCode.LITE_PULL_MESSAGE)).counter().count() > 0,
+                "the bypassing consumer's LITE_PULL_MESSAGEs went through the bypass");
+            assertEquals(Set.of(), litePullsToBroker, "LITE_PULL_MESSAGE on " + topic5 + " reached the broker "
+                + "(the gateway sends a bypassed one on as PULL_MESSAGE, which every broker version knows)");
+        } finally {
+            cluster.recorder().removeBrokerHook(recorder);
+            consumers.forEach(DefaultLitePullConsumer::shutdown);
+            gw.close();
+        }
+    }
+
     @Test
     void reconsumeLaterGoesToTheBrokersRetryTopicWithTheDelayAsked() throws Exception {
         String topic3 = cluster.topic("vq3");
@@ -445,6 +549,21 @@ class VirtualQueuesIT {
             }
             return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
         });
+        c.start();
+        return c;
+    }
+
+    /** A 5.4.0 lite pull consumer subscribed to {@code topic}, committing automatically every second. */
+    private static DefaultLitePullConsumer litePullConsumer(String group, String topic, String namesrv,
+                                                            String instance) throws Exception {
+        DefaultLitePullConsumer c = new DefaultLitePullConsumer(group);
+        c.setNamesrvAddr(namesrv);
+        c.setInstanceName(instance);
+        c.setPollNameServerInterval(2_000);
+        c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        c.setAutoCommitIntervalMillis(1_000);
+        c.setPersistConsumerOffsetInterval(1_000);
+        c.subscribe(topic, "*");
         c.start();
         return c;
     }
