@@ -41,6 +41,11 @@ public record NameCheckedHandler(NameRule rule, RequestHandler then) implements 
     }
 
     @Override
+    public boolean answersAlone(RemotingFrame request) {
+        return then.answersAlone(request);
+    }
+
+    @Override
     public ByteBuf answerWithoutUpstream(RelaySession session, RemotingFrame request, String reason) {
         return then.answerWithoutUpstream(session, request, reason);
     }

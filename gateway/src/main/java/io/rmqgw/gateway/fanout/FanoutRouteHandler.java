@@ -74,6 +74,16 @@ public final class FanoutRouteHandler implements RequestHandler {
     }
 
     @Override
+    public boolean answersAlone(RemotingFrame request) {
+        try {
+            return servedDialect(request) != null;
+        } catch (RuntimeException e) {
+            // an unreadable header: left to the usual path, which treats it as any unreadable frame
+            return false;
+        }
+    }
+
+    @Override
     public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response,
                               SerializeType requestEncoding) {
         return names.onResponse(session, requestCode, context, response, requestEncoding);

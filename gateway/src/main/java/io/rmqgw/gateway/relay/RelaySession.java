@@ -76,7 +76,10 @@ public final class RelaySession {
     private final Channel client;
     private final String clientAddress;
     private final PendingRequests pending = new PendingRequests();
-    /** Requests read while still dialing; normally empty since the client is not read until connected. */
+    /**
+     * Requests that need the upstream, read while a dial is under way: the one that started it and those read in
+     * the same burst (the client is not read meanwhile: a frame too long to store whole could only stream).
+     */
     private final ArrayDeque<RemotingFrame> waiting = new ArrayDeque<>();
     private final StringBuilder connectFailures = new StringBuilder(64);
     private final ReadGate reads;
@@ -694,10 +697,11 @@ public final class RelaySession {
         } else if (streamed > 0) {
             // a head is offered only while connected: its body cannot wait for a dial
             answerWithoutUpstream(frame, "no upstream connection for a request streaming through");
-        } else if (state instanceof SessionState.Local) {
+        } else if (state instanceof SessionState.Local || answersAlone(frame)) {
+            // the gateway's own answer: never behind a dial (a fresh connection's fan-out route, say)
             serveLocally(frame);
         } else if (state instanceof SessionState.Accepted) {
-            // the first request: it waits for the dial, like the ones read with it
+            // the first request that needs the upstream: it waits for the dial, like the ones read with it
             waiting.add(frame);
             dial(role.upstreamTargets(), 0);
         } else if (state instanceof SessionState.Unavailable u) {
@@ -714,6 +718,11 @@ public final class RelaySession {
         } else {
             frame.release();
         }
+    }
+
+    /** Whether {@code frame}'s handler answers it alone, needing no upstream ({@code frame} stays the caller's). */
+    private boolean answersAlone(RemotingFrame frame) {
+        return !(state instanceof SessionState.Closed) && handlers.request(frame.code()).answersAlone(frame);
     }
 
     /** {@code request} (the bytes for the upstream) as PULL_MESSAGE, same header and fields. Takes ownership. */
@@ -738,7 +747,10 @@ public final class RelaySession {
         }
     }
 
-    /** A role without upstream: the handler answers (now or later through {@link #writeToClient}). */
+    /**
+     * A role without upstream, or a request its handler {@linkplain RequestHandler#answersAlone answers alone}: the
+     * handler answers (now or later through {@link #writeToClient}).
+     */
     private void serveLocally(RemotingFrame frame) {
         int code = frame.code();
         int opaque = frame.opaque();
@@ -751,9 +763,9 @@ public final class RelaySession {
             deferredAnswers++;
         }
         if (out != null) {
-            // a handler of a local role forwarded: there is nowhere to forward to
+            // a handler that answers alone forwarded: there is nowhere to forward to
             out.release();
-            log.error("client {}: handler of request code {} forwarded on {}, which has no upstream",
+            log.error("client {}: handler of request code {} forwarded on {} a request it answers alone",
                 clientAddress, code, handlers.role());
             if (!oneway) {
                 answerLocally(Frames.errorResponse(client.alloc(), opaque, answerEncoding(encoding),

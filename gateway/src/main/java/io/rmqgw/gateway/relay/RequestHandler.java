@@ -107,6 +107,15 @@ public interface RequestHandler {
     }
 
     /**
+     * Whether this handler answers {@code request} itself, needing no upstream (the fan-out topic's route): such
+     * a request is treated at once whatever the upstream's state, never held behind a dial ({@link #toUpstream}
+     * then answers or defers it, and forwards nothing). {@code request} stays the caller's. Default: no.
+     */
+    default boolean answersAlone(RemotingFrame request) {
+        return false;
+    }
+
+    /**
      * Answers a request while no upstream is reachable ({@code request} stays the caller's). Returns
      * the answer, or null to let the session answer with SYSTEM_ERROR naming {@code reason}.
      */

@@ -3,6 +3,7 @@ package io.rmqgw.gateway.relay;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -15,6 +16,7 @@ import io.netty.channel.ChannelPromise;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.rmqgw.codec.frame.Frames;
+import io.rmqgw.codec.frame.HeaderCodec;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.frame.RemotingHeader;
 import io.rmqgw.gateway.net.Dialer;
@@ -261,14 +263,7 @@ class SessionStateMachineTest {
         RequestHandler maxOffset = new RequestHandler() {
             @Override
             public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
-                try {
-                    session.answerLocally(Frames.encode(session.client().alloc(),
-                        RemotingHeader.response(request.opaque(), Wire.SUCCESS, null).withExtFields(Map.of("offset", "42")),
-                        session.answerEncoding(request.encoding()), null));
-                    return null;
-                } finally {
-                    request.release();
-                }
+                return answerOffset42(session, request);
             }
         };
         RelaySession session = accept(true, HandlerTable.builder("served").request(maxOffset, RequestCode.GET_MAX_OFFSET)
@@ -286,6 +281,69 @@ class SessionStateMachineTest {
         assertEquals(6, refused.opaque());
         assertEquals(RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED, refused.code());
         assertTrue(refused.remark().contains("request code 11"), refused.remark());
+        assertEquals(0, session.inFlight());
+    }
+
+    /** Answers GET_MAX_OFFSET itself (offset 42) when asked for topic "Own", else relays. */
+    private static final RequestHandler ANSWERS_OWN_TOPIC = new RequestHandler() {
+        @Override
+        public boolean answersAlone(RemotingFrame request) {
+            return "Own".equals(HeaderCodec.decodeHeader(request).extFields().get("topic"));
+        }
+
+        @Override
+        public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
+            return answersAlone(request) ? answerOffset42(session, request) : session.reencodeForUpstream(request, null);
+        }
+    };
+
+    /** Answers {@code request} (owned) SUCCESS with offset 42; null: nothing to forward. */
+    private static ByteBuf answerOffset42(RelaySession session, RemotingFrame request) {
+        try {
+            session.answerLocally(Frames.encode(session.client().alloc(),
+                RemotingHeader.response(request.opaque(), Wire.SUCCESS, null).withExtFields(Map.of("offset", "42")),
+                session.answerEncoding(request.encoding()), null));
+            return null;
+        } finally {
+            request.release();
+        }
+    }
+
+    private static ByteBuf maxOffset(String topic, int opaque) {
+        return Unpooled.wrappedBuffer(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(opaque).ext("topic", topic).bytes());
+    }
+
+    @Test
+    void whatAHandlerAnswersAloneWaitsForNoDialInAnyUpstreamState() {
+        RelaySession session = accept(false, HandlerTable.builder("namesrv")
+            .request(ANSWERS_OWN_TOPIC, RequestCode.GET_MAX_OFFSET).build());
+
+        // Accepted: answered, nothing dialed
+        client.writeInbound(maxOffset("Own", 1));
+        assertEquals(1, Wire.parse(bytes(client.readOutbound())).opaque());
+        assertTrue(dials.isEmpty(), "no upstream dialed for an answer the gateway gives alone");
+        assertInstanceOf(SessionState.Accepted.class, session.state());
+
+        // Connecting: the request that needs the upstream waits, the one answered alone does not
+        client.writeInbound(maxOffset("Theirs", 2), maxOffset("Own", 3));
+        assertInstanceOf(SessionState.Connecting.class, session.state());
+        Wire.Frame own = Wire.parse(bytes(client.readOutbound()));
+        assertEquals(3, own.opaque());
+        assertEquals("42", own.ext().get("offset"));
+        assertNull(client.readOutbound(), "opaque 2 still waits for its dial");
+        assertEquals(1, dials.size());
+
+        // Unavailable: the waiting one gets the error naming every target, the own one still its answer
+        lastDial().promise().setFailure(new ConnectException("Connection timed out"));
+        lastDial().promise().setFailure(new ConnectException("Connection timed out"));
+        assertInstanceOf(SessionState.Unavailable.class, session.state());
+        Wire.Frame failed = Wire.parse(bytes(client.readOutbound()));
+        assertEquals(2, failed.opaque());
+        assertEquals(Wire.SYSTEM_ERROR, failed.code());
+        assertTrue(failed.remark().contains(TARGETS.get(0)) && failed.remark().contains(TARGETS.get(1)), failed.remark());
+        client.writeInbound(maxOffset("Own", 4));
+        assertEquals(4, Wire.parse(bytes(client.readOutbound())).opaque());
+        assertEquals(2, dials.size(), "no redial for it");
         assertEquals(0, session.inFlight());
     }
 

@@ -157,6 +157,12 @@ public final class TestGateway implements AutoCloseable {
             return this;
         }
 
+        /** {@code upstream.connect-timeout} (default 1 s). */
+        public Builder connectTimeout(Duration timeout) {
+            this.connectTimeout = timeout;
+            return this;
+        }
+
         public Builder requestTimeout(Duration timeout) {
             this.requestTimeout = timeout;
             return this;
