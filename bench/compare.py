@@ -747,7 +747,9 @@ class Bench:
             direct_fast[direct_fast.index("--topic") + 1] = direct_topic
             record = r >= 1
             self.run("vq-fast", "direct", DIRECT, "consume", [*direct_fast, "--group", direct_group], r, record=record)
-            trace = VqTraceSampler(gw, fast_group, os.path.join(self.out, f"vq-fast-trace.r{r}.txt"))
+            # the trace scrapes the gateway's whole /metrics 4 times a second: CPU charged to the gateway alone
+            trace = VqTraceSampler(gw, fast_group, os.path.join(self.out, f"vq-fast-trace.r{r}.txt")) \
+                if a.vq_trace else None
             self.run("vq-fast", "gateway-vq", GW, "consume", [*fast, "--group", fast_group], r, sampler=trace,
                      record=record)
             self.scrape_vq(gw, f"vq-fast.r{r}")
@@ -1645,6 +1647,10 @@ def main():
     p.add_argument("--vq-fast-warm-rounds", type=int, default=1,
                    help="--only virtual-queues: unrecorded fast rounds of each target first (default 1: the gateway's"
                         " and broker's JIT warm, as in a running deployment)")
+    p.add_argument("--vq-trace", action="store_true",
+                   help="--only virtual-queues: record the fast group's rmqgw_vq_* series every 250 ms during the gateway's"
+                        " fast rounds (vq-fast-trace.rN.txt); off by default: each scrape of the whole /metrics costs the"
+                        " gateway CPU that direct runs do not pay")
     p.add_argument("--vq-e2e-rate", type=float, default=2000.0,
                    help="--only virtual-queues: sends per second of the end-to-end runs (default 2000)")
     p.add_argument("--vq-skip-direct-all", action="store_true",
