@@ -440,7 +440,14 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
         CompletableFuture<Void> done = new CompletableFuture<>();
         loop.execute(() -> {
             try {
-                consumers.values().forEach(VirtualConsumer::close);
+                // each on its own: one that throws must not leave the others' windows and leases unreleased
+                consumers.forEach((key, consumer) -> {
+                    try {
+                        consumer.close();
+                    } catch (RuntimeException e) {
+                        log.warn("virtual queues: closing {} failed", key, e);
+                    }
+                });
             } finally {
                 done.complete(null);
             }
