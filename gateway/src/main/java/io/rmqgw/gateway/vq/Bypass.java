@@ -633,7 +633,11 @@ final class Bypass {
             return;
         }
         // a lite pull (361) goes as PULL_MESSAGE: same header and answer, and brokers before 5.0.0 refuse 361
-        int code = r.code() == RequestCode.LITE_PULL_MESSAGE ? RequestCode.PULL_MESSAGE : r.code();
+        int code = r.code();
+        if (code == RequestCode.LITE_PULL_MESSAGE) {
+            code = RequestCode.PULL_MESSAGE;
+            queues.context().metrics().litePullTranslated();
+        }
         RemotingHeader header = new RemotingHeader(code, r.header().language(), r.header().version(), 0, 0, null, ext);
         if (r.oneway()) {
             queues.pool().broker(master.get()).oneway(header, body, session.client().eventLoop()).addListener(f -> {

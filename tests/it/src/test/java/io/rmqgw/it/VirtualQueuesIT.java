@@ -384,6 +384,7 @@ class VirtualQueuesIT {
             assertTrue(gw.metrics().registry().get("rmqgw.vq.bypass.requests")
                 .tag("code", GatewayMetrics.requestCodeLabel(RequestCode.LITE_PULL_MESSAGE)).counter().count() > 0,
                 "the bypassing consumer's LITE_PULL_MESSAGEs went through the bypass");
+            assertTrue(gw.metrics().litePullsTranslated() > 0, "the bypassed lite pulls counted as sent as PULL_MESSAGE");
             assertEquals(Set.of(), litePullsToBroker, "LITE_PULL_MESSAGE on " + topic5 + " reached the broker "
                 + "(the gateway sends a bypassed one on as PULL_MESSAGE, which every broker version knows)");
         } finally {
