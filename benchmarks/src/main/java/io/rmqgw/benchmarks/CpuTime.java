@@ -72,6 +72,7 @@ public final class CpuTime {
             ops.put("rocketmqRemoting497Framed", b::rocketmqRemoting497Framed);
             ops.put("gatewayEnvelope", b::gatewayEnvelope);
             ops.put("gatewayFrame", b::gatewayFrame);
+            ops.put("gatewayTyped", b::gatewayTyped);
             ops.put("gatewayUntyped", b::gatewayUntyped);
         } else if (args[0].equals("vq")) { // one op is a batch; reported per message
             perOp = VirtualQueueBenchmark.BATCH;
@@ -107,12 +108,15 @@ public final class CpuTime {
             ns.put(e.getKey(), new ArrayList<>());
         }
         long thread = Thread.currentThread().getId();
+        // CPU time per method per round: 0.3 s by default; shorter slices (-Dslice.ms=20) and more rounds pair the
+        // methods closer in time, for a machine whose speed changes within seconds (a busy hyperthread sibling)
+        long slice = Long.getLong("slice.ms", 300) * 1_000_000L;
         for (int r = 0; r < rounds; r++) {
             for (Map.Entry<String, Op> e : ops.entrySet()) {
                 long allocated = MX.getThreadAllocatedBytes(thread);
                 long cpu = MX.getCurrentThreadCpuTime();
                 int n = 0;
-                while (MX.getCurrentThreadCpuTime() - cpu < 300_000_000L) { // about 0.3 s of CPU
+                while (MX.getCurrentThreadCpuTime() - cpu < slice) {
                     for (int i = 0; i < 1000; i++) {
                         sink += e.getValue().run();
                     }
@@ -126,9 +130,36 @@ public final class CpuTime {
             args[0], args[1], rounds, sink & 0xFF);
         for (Map.Entry<String, List<Double>> e : ns.entrySet()) {
             double[] v = e.getValue().stream().mapToDouble(Double::doubleValue).sorted().toArray();
-            System.out.printf("  %-26s %8.1f  (%.1f..%.1f)  %8.1f B/op%n", e.getKey(), v[v.length / 2], v[0], v[v.length - 1],
-                bytes.get(e.getKey()));
+            System.out.printf("  %-26s %8.1f  (%.1f..%.1f)  %8.1f B/op%s%n", e.getKey(), v[v.length / 2], v[0], v[v.length - 1],
+                bytes.get(e.getKey()), speedUps(ns, e.getKey()));
         }
+    }
+
+    /**
+     * How many times faster {@code op} ran than each rocketmq-remoting baseline measured, as the median of
+     * the per-round ratios (each round's methods run back to back, so a machine that speeds up or slows
+     * down between rounds moves both sides of a ratio alike).
+     */
+    private static String speedUps(Map<String, List<Double>> ns, String op) {
+        if (op.startsWith("rocketmqRemoting")) {
+            return "";
+        }
+        StringBuilder s = new StringBuilder();
+        for (String base : List.of("rocketmqRemoting", "rocketmqRemoting497")) {
+            List<Double> b = ns.get(base);
+            if (b == null) {
+                continue;
+            }
+            List<Double> mine = ns.get(op);
+            double[] r = new double[mine.size()];
+            for (int i = 0; i < r.length; i++) {
+                r[i] = b.get(i) / mine.get(i);
+            }
+            java.util.Arrays.sort(r);
+            s.append(String.format("   %.2fx %s (rounds %.2f..%.2f)", r[r.length / 2], base.equals("rocketmqRemoting") ? "5.4.0" : "4.9.7",
+                r[0], r[r.length - 1]));
+        }
+        return s.toString();
     }
 
     private static long loop(Op op, long cpuNanos) throws Throwable {

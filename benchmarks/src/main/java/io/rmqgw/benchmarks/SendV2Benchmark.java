@@ -42,9 +42,12 @@ import org.openjdk.jmh.annotations.Warmup;
  *       bytes.</li>
  *   <li>{@code gatewayEnvelope}: {@code FrameDecoder.parse} alone, the read every frame gets: for a JSON
  *       header that is the single pass that also transcodes it to binary.</li>
- *   <li>{@code gatewayFrame}: what the gateway does with a send when names are checked
- *       ({@code Forwarding.typed}): {@code FrameDecoder.parse}, the typed header (from the parse's
- *       binary form), the topic and group name checks on raw bytes, the binary frame head written.</li>
+ *   <li>{@code gatewayFrame}: what the gateway does with a send when names are checked and nothing else
+ *       needs a typed header (the default; {@code SendHandler}): {@code FrameDecoder.parse}, the topic and group
+ *       name checks on the parse's binary form ({@code SendRequestHeader.namesValidInFrame}), the binary frame
+ *       head written from it.</li>
+ *   <li>{@code gatewayTyped}: the same through the typed header ({@code Forwarding.typed}: what a send gets
+ *       when coalescing, rate limits or topic labels need its fields, or a binary or long-named one).</li>
  *   <li>{@code gatewayUntyped}: a frame re-encoded with no typed view (names not checked; offset
  *       updates, heartbeats): {@code FrameDecoder.parse} + {@code HeaderTranscoder.writeTranscodedHead}.</li>
  * </ul>
@@ -142,7 +145,25 @@ public class SendV2Benchmark {
         }
     }
 
+    @Benchmark
+    public int gatewayTyped() {
+        RemotingFrame frame = FrameDecoder.parse(wire.retainedDuplicate());
+        try {
+            return typed(frame);
+        } finally {
+            frame.release();
+        }
+    }
+
     private int gateway(RemotingFrame frame) {
+        if (!SendRequestHeader.namesValidInFrame(frame, NameValidator.DEFAULT)) {
+            throw new IllegalStateException("names");
+        }
+        out.clear();
+        return HeaderTranscoder.writeTranscodedHead(frame, SerializeType.ROCKETMQ, out);
+    }
+
+    private int typed(RemotingFrame frame) {
         SendRequestHeader h = (SendRequestHeader) HeaderTranscoder.decodeRequest(frame);
         try {
             if (h.checkTopic(NameValidator.DEFAULT) != NameCheck.VALID || h.checkGroup(NameValidator.DEFAULT) != NameCheck.VALID) {
@@ -160,6 +181,8 @@ public class SendV2Benchmark {
         ByteBuf theirs = out.copy();
         rocketmqRemoting497();
         ByteBuf legacy = Unpooled.wrappedBuffer(LegacyRemoting.bytes(legacyOut));
+        gatewayTyped();
+        ByteBuf typed = out.copy();
         gatewayFrame();
         ByteBuf ours = out.copy();
         gatewayUntyped();
@@ -169,12 +192,14 @@ public class SendV2Benchmark {
             RemotingCommand b = decodeHead(ours);
             RemotingCommand c = decodeHead(legacy);
             RemotingCommand d = decodeHead(untyped);
-            for (RemotingCommand x : new RemotingCommand[] {b, c, d}) {
+            RemotingCommand e = decodeHead(typed);
+            for (RemotingCommand x : new RemotingCommand[] {b, c, d, e}) {
                 if (!a.getExtFields().equals(x.getExtFields()) || a.getCode() != x.getCode() || a.getOpaque() != x.getOpaque()) {
                     throw new IllegalStateException("outputs differ: " + a.getExtFields() + " / " + x.getExtFields());
                 }
             }
-            if (theirs.readableBytes() != ours.readableBytes() || legacy.readableBytes() != ours.readableBytes()) {
+            if (theirs.readableBytes() != ours.readableBytes() || legacy.readableBytes() != ours.readableBytes()
+                || typed.readableBytes() != ours.readableBytes()) {
                 throw new IllegalStateException("output lengths differ: " + theirs.readableBytes() + " / "
                     + legacy.readableBytes() + " / " + ours.readableBytes());
             }
@@ -182,6 +207,7 @@ public class SendV2Benchmark {
             theirs.release();
             legacy.release();
             ours.release();
+            typed.release();
             untyped.release();
         }
     }

@@ -1,8 +1,15 @@
 package io.rmqgw.codec.header;
 
 import io.netty.util.internal.ObjectPool;
+import io.rmqgw.codec.frame.HeaderCodec;
+import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.codec.json.JsonToBinary;
 import io.rmqgw.codec.name.NameCheck;
 import io.rmqgw.codec.name.NameValidator;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
  * SEND_MESSAGE (long field names), SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE (short names a..n) request
@@ -30,6 +37,10 @@ public final class SendRequestHeader extends CommandHeader {
     static final int NAMESPACED = 16;
     static final int ONEWAY = 17;
     static final int LOGICAL = 18;
+
+    private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
+    /** A binary entry: key length (2 bytes), the key, value length (4 bytes), the value. */
+    private static final int ONE_BYTE_KEY_VALUE_LENGTH_AT = 2 + 1;
 
     SendRequestHeader(HeaderKind kind, ObjectPool.Handle<CommandHeader> handle) {
         super(kind, handle);
@@ -116,6 +127,33 @@ public final class SendRequestHeader extends CommandHeader {
 
     public NameCheck checkGroup(NameValidator validator) {
         return checkGroup(PRODUCER_GROUP, validator);
+    }
+
+    /**
+     * True when the frame is a JSON SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE whose topic ({@code b}, send rules)
+     * and producer group ({@code a}, when present) pass {@code validator}, checked on the single pass's binary
+     * form of the header (the frame decoder's, see {@link HeaderCodec#transcoded}) without a typed header.
+     * False says only "decode the typed header and check that": a bad or missing name, a binary frame, the
+     * long-named SEND_MESSAGE, a header the single pass left to the general reader. The frame is not released.
+     */
+    public static boolean namesValidInFrame(RemotingFrame frame, NameValidator validator) {
+        if (frame.encoding() != SerializeType.JSON || HeaderKind.forRequest(frame.code()) != HeaderKind.SEND_V2) {
+            return false;
+        }
+        JsonToBinary t = HeaderCodec.transcoded(frame);
+        if (t == null || !t.hasOneByteKey('b')) {
+            return false;
+        }
+        byte[] a = t.bytes();
+        int at = t.entriesStart() + t.oneByteKeyOffset('b') + ONE_BYTE_KEY_VALUE_LENGTH_AT;
+        if (!validator.checkSendTopic(a, at + 4, (int) INT.get(a, at)).isValid()) {
+            return false;
+        }
+        if (!t.hasOneByteKey('a')) {
+            return true;
+        }
+        at = t.entriesStart() + t.oneByteKeyOffset('a') + ONE_BYTE_KEY_VALUE_LENGTH_AT;
+        return validator.checkGroup(a, at + 4, (int) INT.get(a, at)).isValid();
     }
 
     public SendRequestHeader setQueueId(int queueId) {

@@ -5,12 +5,14 @@ import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.header.CommandHeader;
 import io.rmqgw.codec.header.HeaderTranscoder;
+import io.rmqgw.codec.name.NameValidator;
 import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.edge.NameRefusal;
 import io.rmqgw.gateway.edge.NameRule;
 import io.rmqgw.gateway.relay.RelaySession;
 import io.rmqgw.metrics.GatewayMetrics;
 import java.util.function.BiFunction;
+import java.util.function.BiPredicate;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -61,11 +63,31 @@ final class Forwarding {
                                                    BiFunction<H, EdgeSettings, NameRefusal> rule,
                                                    Function<H, String> topic, Function<H, String> busy,
                                                    Predicate<H> taken) {
+        return typed(session, request, type, rule, topic, busy, taken, null);
+    }
+
+    /**
+     * As {@link #typed(RelaySession, RemotingFrame, Class, BiFunction, Function, Function, Predicate)};
+     * {@code namesValidInFrame} (null: none) tells, without a typed header, that the request's names pass
+     * (false: check them on the typed header). When nothing else needs the typed header (no topic labels,
+     * limits or taker), a request it passes is re-encoded from the bytes alone, as an untyped request is:
+     * the typed decode is most of what the edge adds to a send.
+     */
+    static <H extends CommandHeader> ByteBuf typed(RelaySession session, RemotingFrame request, Class<H> type,
+                                                   BiFunction<H, EdgeSettings, NameRefusal> rule,
+                                                   Function<H, String> topic, Function<H, String> busy,
+                                                   Predicate<H> taken,
+                                                   BiPredicate<RemotingFrame, NameValidator> namesValidInFrame) {
         EdgeSettings edge = session.edge();
         GatewayMetrics metrics = session.metrics();
         boolean sameEncoding = edge.upstreamEncoding() == null || edge.upstreamEncoding() == request.encoding();
-        if (edge.names() == null && sameEncoding && !metrics.topicLabelsEnabled() && busy == null && taken == null) {
+        boolean headerUnneeded = !metrics.topicLabelsEnabled() && busy == null && taken == null;
+        if (edge.names() == null && sameEncoding && headerUnneeded) {
             return request.content();
+        }
+        if (headerUnneeded && namesValidInFrame != null && (edge.names() == null || namesValid(request, edge,
+            namesValidInFrame))) {
+            return session.reencodeForUpstream(request, null);
         }
         CommandHeader decoded;
         try {
@@ -104,6 +126,17 @@ final class Forwarding {
             }
         }
         return session.reencodeForUpstream(request, decoded);
+    }
+
+    /** {@code check} on the request; released when it throws (the pipeline closes the connection with a counted reason). */
+    private static boolean namesValid(RemotingFrame request, EdgeSettings edge,
+                                      BiPredicate<RemotingFrame, NameValidator> check) {
+        try {
+            return check.test(request, edge.names());
+        } catch (RuntimeException e) {
+            request.release();
+            throw e;
+        }
     }
 
     /** A request whose names sit in its extFields or body: checked by {@code rule}. Takes ownership; null when refused. */

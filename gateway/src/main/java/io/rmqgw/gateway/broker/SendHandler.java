@@ -64,7 +64,7 @@ public final class SendHandler implements RequestHandler {
             SendRequestHeader::topic, limits.active()
                 ? header -> limits.admitSend(header.topic(), session.clientIdForLimits()) : null,
             batches != null && batches.active() ? header -> batches.offer(session, request, header, brokerAddress)
-                : null);
+                : null, SendRequestHeader::namesValidInFrame);
     }
 
     /** A send streams through unless coalescing may take it into a batch of the gateway's (it reads the body). */
