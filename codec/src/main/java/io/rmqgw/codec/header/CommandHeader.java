@@ -678,50 +678,54 @@ public abstract class CommandHeader implements ReferenceCounted {
         int extLength = entriesEnd - entriesStart;
         byte[] old = new byte[extLength];
         image.getBytes(entriesStart, old);
-        ByteBuf next = image.alloc().buffer(extLength + k.length + (value == null ? 0 : value.length) + 6);
-        try {
-            boolean written = false;
-            int pos = 0;
-            while (pos < extLength) {
-                int keyLength = ((old[pos] & 0xFF) << 8) | (old[pos + 1] & 0xFF);
-                int v = pos + 2 + keyLength;
-                int valueLength = ((old[v] & 0xFF) << 24) | ((old[v + 1] & 0xFF) << 16) | ((old[v + 2] & 0xFF) << 8) | (old[v + 3] & 0xFF);
-                int end = v + 4 + valueLength;
-                boolean match = keyLength == k.length && java.util.Arrays.equals(old, pos + 2, v, k, 0, k.length);
-                if (!match) {
-                    next.writeBytes(old, pos, end - pos);
-                } else if (value != null && !written) {
-                    writeEntry(next, k, value);
-                    written = true;
-                }
-                pos = end;
+        // the new image is a heap array, indexed as it is: no buffer to allocate from the old image's allocator
+        // (an unpooled direct one for an image wrapped around an array) and no second copy to index
+        byte[] next = new byte[extLength + k.length + (value == null ? 0 : value.length) + 6];
+        int w = 0;
+        boolean written = false;
+        int pos = 0;
+        while (pos < extLength) {
+            int keyLength = ((old[pos] & 0xFF) << 8) | (old[pos + 1] & 0xFF);
+            int v = pos + 2 + keyLength;
+            int valueLength = ((old[v] & 0xFF) << 24) | ((old[v + 1] & 0xFF) << 16) | ((old[v + 2] & 0xFF) << 8) | (old[v + 3] & 0xFF);
+            int end = v + 4 + valueLength;
+            boolean match = keyLength == k.length && java.util.Arrays.equals(old, pos + 2, v, k, 0, k.length);
+            if (!match) {
+                System.arraycopy(old, pos, next, w, end - pos);
+                w += end - pos;
+            } else if (value != null && !written) {
+                w = writeEntry(next, w, k, value);
+                written = true;
             }
-            if (value != null && !written) {
-                writeEntry(next, k, value);
-            }
-        } catch (RuntimeException e) {
-            next.release();
-            throw e;
+            pos = end;
+        }
+        if (value != null && !written) {
+            w = writeEntry(next, w, k, value);
         }
         ByteBuf previous = image;
-        image = next;
+        image = Unpooled.wrappedBuffer(next, 0, w);
         imageArray = null;
         releaseImage(previous);
         imageIsTail = false;
         entriesStart = 0;
-        entriesEnd = next.writerIndex();
+        entriesEnd = w;
         extPresent = true;
         offsets = null;
-        byte[] copy = new byte[entriesEnd];
-        next.getBytes(0, copy);
-        index(copy, 0, entriesEnd, 0);
+        index(next, 0, w, 0);
     }
 
-    private static void writeEntry(ByteBuf out, byte[] key, byte[] value) {
-        out.writeShort(key.length);
-        out.writeBytes(key);
-        out.writeInt(value.length);
-        out.writeBytes(value);
+    /** Writes one binary entry at {@code w} of {@code out}; returns the index after it. */
+    private static int writeEntry(byte[] out, int w, byte[] key, byte[] value) {
+        out[w++] = (byte) (key.length >>> 8);
+        out[w++] = (byte) key.length;
+        System.arraycopy(key, 0, out, w, key.length);
+        w += key.length;
+        out[w++] = (byte) (value.length >>> 24);
+        out[w++] = (byte) (value.length >>> 16);
+        out[w++] = (byte) (value.length >>> 8);
+        out[w++] = (byte) value.length;
+        System.arraycopy(value, 0, out, w, value.length);
+        return w + value.length;
     }
 
     /**

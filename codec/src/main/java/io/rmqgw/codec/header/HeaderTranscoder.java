@@ -29,6 +29,12 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
 public final class HeaderTranscoder {
 
     private static final int MAX_HEADER_LENGTH = 0xFFFFFF;
+    /**
+     * A re-encoded frame's body up to this size is copied behind its new head: one buffer costs less to write
+     * and free than a two-part composite (its components, its nio buffers, the retained slice) until the copy
+     * itself grows larger. Bigger bodies are never copied.
+     */
+    static final int COPY_BODY_LIMIT = 2048;
 
     private HeaderTranscoder() {
     }
@@ -143,9 +149,9 @@ public final class HeaderTranscoder {
     }
 
     /**
-     * The frame with its header re-encoded in {@code target} and its body kept (not copied): a new head
-     * buffer, exactly sized, and a retained slice of the body (a two-part composite when there is a
-     * body). A frame already in {@code target}, or one whose header cannot be written in it (see
+     * The frame with its header re-encoded in {@code target} and its body kept: a body of up to
+     * {@link #COPY_BODY_LIMIT} bytes copied into the new head's buffer (exactly sized), a larger one not copied
+     * (a retained slice of it, with the head a two-part composite). A frame already in {@code target}, or one whose header cannot be written in it (see
      * {@link #canTranscode}), comes back as it is (a retained duplicate): check the result's serialize
      * type byte if it matters. {@code frame} is not released.
      */
@@ -158,8 +164,15 @@ public final class HeaderTranscoder {
         if (bytes != null) {
             int length = transcodedLength(target);
             typeAndLength(target, length); // refuses an oversized header before anything is allocated
-            head = alloc.buffer(RemotingFrame.PREFIX_LENGTH + length);
-            writeTranscodedHead(bytes, length, target, frame.bodyLength(), head);
+            int bodyLength = frame.bodyLength();
+            boolean copyBody = bodyLength <= COPY_BODY_LIMIT;
+            head = alloc.buffer(RemotingFrame.PREFIX_LENGTH + length + (copyBody ? bodyLength : 0));
+            writeTranscodedHead(bytes, length, target, bodyLength, head);
+            if (copyBody) {
+                ByteBuf content = frame.content();
+                return head.writeBytes(content, content.readerIndex() + RemotingFrame.PREFIX_LENGTH + frame.headerLength(),
+                    bodyLength);
+            }
         } else {
             CommandHeader header = decode(frame, HeaderKind.GENERIC); // the general reader's header
             try {

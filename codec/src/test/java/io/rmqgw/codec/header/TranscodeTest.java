@@ -80,6 +80,32 @@ class TranscodeTest {
         }
     }
 
+    /** A small body is copied behind the new head (one buffer); a larger one is kept where it is, not copied. */
+    @Test
+    void smallBodiesAreCopiedLargeOnesAreNot() throws Exception {
+        for (int size : new int[] {1, HeaderTranscoder.COPY_BODY_LIMIT, HeaderTranscoder.COPY_BODY_LIMIT + 1, 100 * 1024}) {
+            RemotingCommand cmd = HeaderFixtures.sendV2Request();
+            byte[] body = new byte[size];
+            new Random(size).nextBytes(body);
+            cmd.setBody(body);
+            byte[] json = frameBytes(cmd, SerializeType.JSON);
+            RemotingFrame frame = frame(json);
+            ByteBuf out = HeaderTranscoder.transcode(ALLOC, frame, SerializeType.ROCKETMQ);
+            try {
+                assertEquals(size > HeaderTranscoder.COPY_BODY_LIMIT, out instanceof io.netty.buffer.CompositeByteBuf,
+                    "composite for a body of " + size);
+                assertArrayEquals(body, decodeWithRocketMq(bytes(out)).getBody(), "body of " + size);
+                // a body not copied is the frame's own memory: a change to the frame shows through
+                frame.bodySlice().setByte(0, body[0] ^ 1);
+                assertEquals(size > HeaderTranscoder.COPY_BODY_LIMIT, decodeWithRocketMq(bytes(out)).getBody()[0] != body[0],
+                    "shared body for " + size);
+            } finally {
+                out.release();
+                frame.release();
+            }
+        }
+    }
+
     @Test
     void binaryToJsonDecodesToTheSameCommand() throws Exception {
         for (RemotingCommand cmd : hotCommands()) {
