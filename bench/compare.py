@@ -32,6 +32,9 @@ direct; the gateway's rmqgw_vq_* counters after every round (vq-metrics.txt).
 may be this build) never does, so `--targets direct,gateway,baseline --baseline-home .` compares coalescing on,
 off and direct side by side; the gateway's rmqgw_coalesce_* counters are saved after the run (coalesce-metrics.txt).
 
+--targets direct,relay,gateway: "relay" is the floor relay (benchmarks' FloorRelay: a TCP forwarder built as rmqgw
+is, doing no work on what it forwards), to split the gateway's cost into what any relay costs here and its own.
+
 All output (per-run JSON and logs, server logs, summary.md, summary.json, the gateway profile) goes
 to --out (default: a new directory under /tmp); the broker's store is removed at the end unless --keep.
 """
@@ -69,8 +72,13 @@ GW = f"{LOOPBACK}:{GATEWAY['rocketmq'][0]}"
 GW_PRESERVE = f"{LOOPBACK}:{GATEWAY['preserve'][0]}"
 PROXY = f"{LOOPBACK}:{PROXY_PORT}"
 GW_BASE = f"{LOOPBACK}:{GATEWAY['baseline'][0]}"
+# "relay": the floor relay (benchmarks' FloorRelay), a TCP forwarder built as rmqgw is that does no work on what it
+# forwards; its broker ports have as many digits as the broker's (it routes by replacing addresses in route bytes)
+RELAY_NAMESRV_PORT = 59876
+RELAY_BROKER_PORTS = {BROKER_PORT: 59911, BROKER_PORT - 2: 59909}  # the broker's port and its VIP channel's
+RELAY = f"{LOOPBACK}:{RELAY_NAMESRV_PORT}"
 # "baseline": a second rmqgw build (--baseline-home) beside the one under test, same settings
-TARGETS = {"direct": DIRECT, "gateway": GW, "proxy": PROXY, "baseline": GW_BASE}
+TARGETS = {"direct": DIRECT, "gateway": GW, "proxy": PROXY, "baseline": GW_BASE, "relay": RELAY}
 
 QUEUES = 8
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -231,7 +239,7 @@ def pinned(name, cmd):
     if PIN_GATEWAY is None:
         return cmd
     others = ",".join(str(c) for c in range(os.cpu_count() or 1) if c != PIN_GATEWAY)
-    return ["taskset", "-c", str(PIN_GATEWAY) if name.startswith("gateway") else others] + cmd
+    return ["taskset", "-c", str(PIN_GATEWAY) if name.startswith("gateway") or name == "relay" else others] + cmd
 
 
 def broker_cgroup(cpus):
@@ -448,6 +456,21 @@ class Bench:
         gw.restart = lambda: self.start_gateway(encoding)
         self.services[name] = gw
         return gw
+
+    def start_relay(self):
+        """The floor relay (target "relay"), with the gateway's JVM options."""
+        jar = os.path.join(self.a.rmqgw_home, "benchmarks", "target", "benchmarks.jar")
+        if not os.path.isfile(jar):
+            raise SystemExit(f"target relay needs {jar}: mvn -q -B -pl benchmarks -am package -DskipTests")
+        cmd = ["java", "-Xms256m", "-Xmx256m", "-XX:+UseG1GC", "-Dio.netty.leakDetection.level=disabled"]
+        cmd += self.a.gateway_java_opts.split() + ["-cp", jar, "io.rmqgw.benchmarks.FloorRelay",
+                                                   "--namesrv", f"{RELAY}={DIRECT}"]
+        for port, relay_port in RELAY_BROKER_PORTS.items():
+            cmd += ["--broker", f"{LOOPBACK}:{relay_port}={LOOPBACK}:{port}"]
+        relay = Service("relay", cmd, self.env, os.path.join(self.out, "relay.log"),
+                        lambda s: s.log_contains("floor relay ready"), 60, self.a.max_runtime).start()
+        relay.restart = self.start_relay
+        self.services["relay"] = relay
 
     # -- load generator runs
 
@@ -1211,7 +1234,8 @@ def summarize(results, a):
             "errors": sum(x["errors"] for x in b),
             "otherCpuPct": med([100.0 * r["otherCpuSeconds"] / max(1e-9, r["wall"]) for r in rs]),
             "cpuUsPerMsg": {k: med([r.get("cpuUsPerMsg", {}).get(k) for r in rs])
-                            for k in ("broker", "gateway", "proxy", "loadgen", "gateway-preserve", "gateway-base")},
+                            for k in ("broker", "gateway", "proxy", "loadgen", "gateway-preserve", "gateway-base",
+                                      "relay")},
             "sysShare": {k: med([r["cpuSystemSeconds"][k] / r["cpuSeconds"][k] for r in rs
                                  if r.get("cpuSystemSeconds", {}).get(k) is not None and r["cpuSeconds"].get(k)])
                          for k in ("broker", "gateway", "proxy")},
@@ -1277,6 +1301,32 @@ def summarize(results, a):
                 x = agg.get((wl, t))
                 if x:
                     lines.append(f"- {wl} {t}: TPS {x['tpsAll']}; p99 {[round(v / 1000, 2) for v in x['p99All']]}")
+    floor = [wl for wl in WORKLOADS if (wl, "relay") in agg]
+    if floor:
+        lines.append("")
+        lines.append("Against the floor relay (a TCP forwarder built as rmqgw is, doing no work on what it forwards): "
+                     "TPS medians, CPU per message (us) of the gateway and of the relay, and the broker's:")
+        lines.append("")
+        lines.append("| workload | direct TPS | relay TPS | gateway TPS | relay/direct | gw/direct | gw/relay "
+                     "| CPU us/msg gw / relay | broker us/msg direct / relay / gw | runs TPS direct / relay / gw |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---|---|---|")
+        for wl in floor:
+            d, r, g = (agg.get((wl, t)) for t in ("direct", "relay", "gateway"))
+
+            def tps(x):
+                return x["tps"] if x else None
+
+            def ratio(x, y):
+                return fmt(x / y if x is not None and y else None, "ratio")
+
+            def us(x, k):
+                v = x["cpuUsPerMsg"].get(k) if x else None
+                return "-" if v is None else f"{v:.1f}"
+
+            lines.append(f"| {wl} | {fmt(tps(d), 'tps')} | {fmt(tps(r), 'tps')} | {fmt(tps(g), 'tps')} "
+                         f"| {ratio(tps(r), tps(d))} | {ratio(tps(g), tps(d))} | {ratio(tps(g), tps(r))} "
+                         f"| {us(g, 'gateway')} / {us(r, 'relay')} | {us(d, 'broker')} / {us(r, 'broker')} / {us(g, 'broker')} "
+                         f"| {d['tpsAll'] if d else '-'} / {r['tpsAll']} / {g['tpsAll'] if g else '-'} |")
     two = [wl for wl in WORKLOADS if (wl, "gateway") in agg and (wl, "baseline") in agg]
     if two:
         lines.append("")
@@ -1740,6 +1790,8 @@ def main():
             b.start_gateway("baseline")
         if three and "proxy" in a.targets:
             b.start_proxy()
+        if three and "relay" in a.targets:
+            b.start_relay()
         if three or effect:
             b.create_topics()
         if a.only == "soak":
