@@ -135,9 +135,12 @@ public final class FloorRelay {
                     client.close();
                     return;
                 }
+                if (!client.isActive()) { // the client left during the dial
+                    f.channel().close();
+                    return;
+                }
                 client.pipeline().get(Forward.class).peer = f.channel();
-                client.read();
-                client.config().setAutoRead(true);
+                client.config().setAutoRead(true); // starts reading
             });
     }
 

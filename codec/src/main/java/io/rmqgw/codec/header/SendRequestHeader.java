@@ -145,15 +145,20 @@ public final class SendRequestHeader extends CommandHeader {
             return false;
         }
         byte[] a = t.bytes();
-        int at = t.entriesStart() + t.oneByteKeyOffset('b') + ONE_BYTE_KEY_VALUE_LENGTH_AT;
-        if (!validator.checkSendTopic(a, at + 4, (int) INT.get(a, at)).isValid()) {
+        int topic = valueLengthAt(t, 'b');
+        if (!validator.checkSendTopic(a, topic + 4, (int) INT.get(a, topic)).isValid()) {
             return false;
         }
         if (!t.hasOneByteKey('a')) {
             return true;
         }
-        at = t.entriesStart() + t.oneByteKeyOffset('a') + ONE_BYTE_KEY_VALUE_LENGTH_AT;
-        return validator.checkGroup(a, at + 4, (int) INT.get(a, at)).isValid();
+        int group = valueLengthAt(t, 'a');
+        return validator.checkGroup(a, group + 4, (int) INT.get(a, group)).isValid();
+    }
+
+    /** Where, in {@code t}'s bytes, the value length of the entry with the one-byte key {@code key} lies (its value follows). */
+    private static int valueLengthAt(JsonToBinary t, char key) {
+        return t.entriesStart() + t.oneByteKeyOffset(key) + ONE_BYTE_KEY_VALUE_LENGTH_AT;
     }
 
     public SendRequestHeader setQueueId(int queueId) {
