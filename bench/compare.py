@@ -87,6 +87,8 @@ WORKLOADS = {
     "produce-1k-16t": dict(mode="produce", topic="bench_1k", size=1024, args=["--threads", "16"]),
     "produce-128b-64t": dict(mode="produce", topic="bench_128b", size=128, args=["--threads", "64"]),
     "produce-100k-4t": dict(mode="produce", topic="bench_100k", size=102400, args=["--threads", "4"]),
+    # one sender: the latency a relay adds to a 100 KiB send on an idle machine, apart from CPU contention
+    "produce-100k-1t": dict(mode="produce", topic="bench_100k", size=102400, args=["--threads", "1"]),
     "consume-1k": dict(mode="consume", topic="bench_backlog", size=1024, args=[]),
     "latency-1k-half": dict(mode="latency", topic=None, size=1024, args=["--threads", "64", "--no-e2e"]),
     "e2e-1k-half": dict(mode="latency", topic=None, size=1024, args=["--threads", "64"]),
@@ -98,7 +100,7 @@ WORKLOADS = {
     # fan-out topic (target gateway) vs one batch send per topic (direct, and through the baseline gateway)
     "fanout-8x4": dict(mode="fanout", topic=None, size=1024, rate=200, args=["--threads", "4", "--batch", "8"]),
 }
-OPT_IN_WORKLOADS = ("latency-128b-low", "fanout-8x4")  # issue 12's, run when named
+OPT_IN_WORKLOADS = ("latency-128b-low", "fanout-8x4", "produce-100k-1t")  # run when named
 FANOUT_TOPICS = ("bench_fo_a", "bench_fo_b", "bench_fo_c", "bench_fo_d")
 FANOUT_TOPIC = "RMQGW_FANOUT"
 
