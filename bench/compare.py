@@ -3,7 +3,7 @@
 
 Starts Apache RocketMQ 5.4.0's name server and broker as separate JVMs, rmqgw in front of them
 (bin/rmqgw start, -Xmx256m) and Apache RocketMQ's proxy 5.4.0 in cluster mode (its remoting port),
-then runs each workload against the three targets in turn (direct, gateway, proxy; A B C A B C ...)
+then runs each workload against the three targets in turn (direct, gateway, proxy; A B C, B C A, C A B, ...)
 with `rmqgw bench` (rocketmq-client 5.4.0, which sends the broker name Apache's proxy needs), and
 prints medians and ratios. The first --warmup of every run is left out, and a warm-up round against
 every target comes first and is discarded.
@@ -230,6 +230,14 @@ PIN_GATEWAY = None
 
 # --broker-cpus F: the broker runs in a CPU cgroup of its own limited to F cores (CFS quota); None: no limit
 BROKER_CGROUP = None
+
+
+def in_turn(targets, rnd):
+    """The targets of round {rnd}, each round starting one further on (A B C, B C A, C A B, ...): a run leaves the
+    machine changed for the next one (the broker's page cache and commit-log files, the disk's writeback), so no
+    target always follows the same one."""
+    k = (rnd - 1) % len(targets)
+    return targets[k:] + targets[:k]
 
 
 def pinned(name, cmd):
@@ -616,7 +624,7 @@ class Bench:
             spec = WORKLOADS[wl]
             if spec["mode"] == "produce":
                 for r in range(1, a.rounds + 1):
-                    for t in a.targets:
+                    for t in in_turn(a.targets, r):
                         sampler = MemorySampler(self.services["gateway"]) if (t == "gateway" and wl == "produce-128b-64t") else None
                         self.run(wl, t, TARGETS[t], "produce",
                                  ["--topic", spec["topic"], "--size", str(spec["size"]), "--duration", f"{a.duration}s",
@@ -627,7 +635,7 @@ class Bench:
                          ["--topic", "bench_backlog", "--size", "1024", "--count", str(a.backlog), "--warmup", "0s",
                           "--async", "--window", "1024", "--threads", "4", "--retries", "2"], 0, record=False)
                 for r in range(1, a.rounds + 1):
-                    for t in a.targets:
+                    for t in in_turn(a.targets, r):
                         self.run(wl, t, TARGETS[t], "consume",
                                  ["--topic", "bench_backlog", "--size", "1024", "--count", str(a.backlog),
                                   "--duration", f"{a.duration}s", "--warmup", f"{a.consume_warmup}s",
@@ -636,7 +644,7 @@ class Bench:
                 rate = spec.get("rate") or a.latency_rate or self.half_direct_rate()
                 log(f"{wl}: latency runs at {rate:,.0f} msg/s")
                 for r in range(1, a.rounds + 1):
-                    for t in a.targets:
+                    for t in in_turn(a.targets, r):
                         # a fixed topic (created with the others) when the workload names one, e.g. to coalesce it
                         topic = spec["topic"] or f"bench_{wl.split('-')[0]}_r{r}_{t}"
                         queues = [] if spec["topic"] else ["--queues", str(QUEUES), "--admin-namesrv", DIRECT]
@@ -647,7 +655,7 @@ class Bench:
                 log(f"{wl}: {spec['rate']} operations/s, each 8 messages over {len(FANOUT_TOPICS)} topics; the gateway "
                     f"gets them as one batch to {FANOUT_TOPIC}, the other targets as one batch send per topic")
                 for r in range(1, a.rounds + 1):
-                    for t in a.targets:
+                    for t in in_turn(a.targets, r):
                         via = ["--fanout-topic", FANOUT_TOPIC] if t == "gateway" else []
                         self.run(wl, t, TARGETS[t], "produce",
                                  ["--fanout", ",".join(FANOUT_TOPICS), *via, "--size", str(spec["size"]),
@@ -1650,7 +1658,7 @@ def main():
     p.add_argument("--warmup", type=seconds, default=5.0, help="warm-up of each run, left out (default 5s)")
     p.add_argument("--warmup-round", type=seconds, default=15.0,
                    help="a discarded produce run per target before the rounds (default 15s; 0: none)")
-    p.add_argument("--rounds", type=int, default=3, help="rounds of A B C (default 3)")
+    p.add_argument("--rounds", type=int, default=3, help="rounds of the targets, each starting one further on: A B C, B C A, ... (default 3)")
     p.add_argument("--workloads", default=",".join(w for w in WORKLOADS if w not in OPT_IN_WORKLOADS),
                    help="comma-separated, from: " + ", ".join(WORKLOADS) + " (default all but "
                         + ", ".join(OPT_IN_WORKLOADS) + ")")
