@@ -34,8 +34,9 @@ final class Forwarding {
 
     /**
      * A request with a typed header (sends, pulls): when names are checked, topic labels are on or
-     * the encoding changes, one decode serves all three; otherwise the bytes go as they came. Takes
-     * ownership of {@code request}; null when refused.
+     * the encoding changes, one decode serves all three (sends whose names can be checked on the bytes skip it:
+     * see the last overload); otherwise the bytes go as they came. Takes ownership of {@code request}; null when
+     * refused.
      */
     static <H extends CommandHeader> ByteBuf typed(RelaySession session, RemotingFrame request, Class<H> type,
                                                    BiFunction<H, EdgeSettings, NameRefusal> rule,
