@@ -350,8 +350,9 @@ public final class Gateway implements AutoCloseable {
 
     /**
      * Asks the current upstream name servers for the cluster, as start does: binds a listener per broker
-     * found and marks the gateway ready when one answered. Blocks for up to connect plus request timeout
-     * per name server; call it from a thread of its own.
+     * found and marks the gateway ready when one answered. Asks them all at once and blocks for up to
+     * connect plus request timeout in all (twice that when the listeners are slow to bind); call it from a
+     * thread of its own.
      */
     public boolean discoverCluster() {
         UpstreamSettings upstream = context.upstream();
