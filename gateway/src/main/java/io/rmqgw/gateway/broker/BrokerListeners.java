@@ -4,6 +4,7 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.net.Addresses;
 import io.rmqgw.gateway.net.Transport;
@@ -150,11 +151,13 @@ public final class BrokerListeners implements AutoCloseable {
                 serverChannels.add(main.channel());
                 serverChannels.add(vip.channel());
                 String advertised = advertiseHost + ':' + mainPort;
-                if (real) {
-                    registerStoreHost(brokerAddress, mainPort);
-                }
                 log.info("broker {} -> gateway {} (VIP port {})", brokerAddress, advertised, vipPort);
-                result.complete(advertised);
+                if (real) {
+                    registerStoreHost(brokerAddress, mainPort, main.channel().eventLoop(),
+                        () -> result.complete(advertised));
+                } else {
+                    result.complete(advertised);
+                }
                 return;
             }
             if (m.isSuccess()) {
@@ -193,12 +196,28 @@ public final class BrokerListeners implements AutoCloseable {
         return new BrokerRole(brokerAddress, mapper, context);
     }
 
-    private void registerStoreHost(String brokerAddress, int mainPort) {
-        if (advertiseIp == 0) {
+    /** Maps the broker's store host, then runs {@code then}; a host name is resolved on {@code loop} first. */
+    private void registerStoreHost(String brokerAddress, int mainPort, EventLoop loop, Runnable then) {
+        InetSocketAddress real = Addresses.parse(brokerAddress);
+        if (advertiseIp == 0 || !real.isUnresolved()) {
+            putStoreHost(real, mainPort);
+            then.run();
             return;
         }
-        InetSocketAddress real = Addresses.parse(brokerAddress);
-        if (real.getAddress() instanceof Inet4Address) {
+        // a broker registered by host name stores the address that name resolves to in its message ids
+        context.transport().resolver().getResolver(loop).resolve(real).addListener(f -> {
+            if (f.isSuccess()) {
+                putStoreHost((InetSocketAddress) f.getNow(), mainPort);
+            } else {
+                log.warn("broker {} does not resolve ({}): its message ids keep naming it", brokerAddress,
+                    Addresses.describe(f.cause()));
+            }
+            then.run();
+        });
+    }
+
+    private void putStoreHost(InetSocketAddress real, int mainPort) {
+        if (advertiseIp != 0 && real.getAddress() instanceof Inet4Address) {
             storeHosts.put(storeHostKey(ipv4(real.getAddress()), real.getPort()), storeHostKey(advertiseIp, mainPort));
         }
     }

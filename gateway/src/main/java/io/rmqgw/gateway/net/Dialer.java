@@ -88,11 +88,16 @@ public interface Dialer {
         return null;
     }
 
-    /** TCP with Nagle off and the gateway's water marks. */
+    /**
+     * TCP with Nagle off and the gateway's water marks. A host name is resolved by the transport's resolver on
+     * {@code loop} without blocking it; a name that does not resolve fails the dial with an
+     * {@link java.net.UnknownHostException} naming it.
+     */
     static Dialer tcp(Transport transport) {
         return (target, loop, connectTimeoutMillis, handler) -> new Bootstrap()
             .group(loop)
             .channel(transport.socketChannel())
+            .resolver(transport.resolver())
             .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
             .option(ChannelOption.TCP_NODELAY, true)
             .option(ChannelOption.WRITE_BUFFER_WATER_MARK, Transport.WATER_MARK)

@@ -3,15 +3,23 @@ package io.rmqgw.gateway.net;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.epoll.EpollEventLoopGroup;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.resolver.AddressResolverGroup;
+import io.netty.resolver.dns.DnsAddressResolverGroup;
+import io.netty.resolver.dns.DnsNameResolverBuilder;
+import io.netty.resolver.dns.DnsServerAddressStreamProviders;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
@@ -28,19 +36,28 @@ public final class Transport implements AutoCloseable {
     private final EventLoopGroup workers;
     private final Class<? extends ServerChannel> serverChannel;
     private final Class<? extends SocketChannel> socketChannel;
+    private final AddressResolverGroup<InetSocketAddress> resolver;
 
     public Transport(int workerThreads) {
+        Class<? extends DatagramChannel> datagramChannel;
         if (Epoll.isAvailable()) {
             boss = new EpollEventLoopGroup(1, new DefaultThreadFactory("rmqgw-accept"));
             workers = new EpollEventLoopGroup(workerThreads, new DefaultThreadFactory("rmqgw-io"));
             serverChannel = EpollServerSocketChannel.class;
             socketChannel = EpollSocketChannel.class;
+            datagramChannel = EpollDatagramChannel.class;
         } else {
             boss = new NioEventLoopGroup(1, new DefaultThreadFactory("rmqgw-accept"));
             workers = new NioEventLoopGroup(workerThreads, new DefaultThreadFactory("rmqgw-io"));
             serverChannel = NioServerSocketChannel.class;
             socketChannel = NioSocketChannel.class;
+            datagramChannel = NioDatagramChannel.class;
         }
+        // /etc/hosts first, then the name servers of /etc/resolv.conf, queried from the dialing loop itself
+        resolver = new DnsAddressResolverGroup(new DnsNameResolverBuilder()
+            .datagramChannelType(datagramChannel)
+            .socketChannelType(socketChannel)
+            .nameServerProvider(DnsServerAddressStreamProviders.platformDefault()));
     }
 
     public EventLoopGroup boss() {
@@ -59,7 +76,16 @@ public final class Transport implements AutoCloseable {
         return socketChannel;
     }
 
+    /**
+     * Resolves upstream host names without blocking the loop that dials (a resolver per loop, answers cached
+     * for their TTL); IP literals need none.
+     */
+    public AddressResolverGroup<InetSocketAddress> resolver() {
+        return resolver;
+    }
+
     public void close(Duration quietPeriod) {
+        resolver.close();
         boss.shutdownGracefully(0, quietPeriod.toMillis(), TimeUnit.MILLISECONDS);
         workers.shutdownGracefully(0, quietPeriod.toMillis(), TimeUnit.MILLISECONDS).syncUninterruptibly();
     }

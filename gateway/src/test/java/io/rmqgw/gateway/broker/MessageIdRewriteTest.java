@@ -125,6 +125,26 @@ class MessageIdRewriteTest {
     }
 
     @Test
+    void aBrokerRegisteredByHostNameHasItsIdsRewrittenOnceTheNameResolves() throws Exception {
+        // its ids carry the address the name resolves to (127.0.0.1), which the gateway learns without blocking
+        String named = "localhost:" + broker.port();
+        gateway.close();
+        namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", named));
+        gateway = TestGateway.builder().namesrv(namesrv.address()).start();
+        answer.set(Wire.response(Wire.SUCCESS, 0).ext("msgId", MessageDecoder.createMessageId(brokerAddress(), OFFSET))
+            .ext("queueId", "2").ext("queueOffset", "9"));
+        int gatewayPort = gateway.brokerPort(named);
+        try (RawClient client = RawClient.connect(gatewayPort)) {
+            client.send(Wire.request(RequestCode.SEND_MESSAGE).opaque(77).ext("producerGroup", "pg")
+                .ext("topic", "TopicA").ext("queueId", "2").ext("sysFlag", "0").body("named").bytes());
+            assertEquals(77, broker.awaitFrame(RawClient.WAIT).frame().opaque(), "relayed to the broker by its name");
+            MessageId decoded = MessageDecoder.decodeMessageId(client.read().ext().get("msgId"));
+            assertEquals(new InetSocketAddress("127.0.0.1", gatewayPort), decoded.getAddress());
+            assertEquals(OFFSET, decoded.getOffset());
+        }
+    }
+
+    @Test
     @CoversCodes(RequestCode.SEND_BATCH_MESSAGE)
     void batchSendAnswerRewritesEveryIdOfThisBrokerAndKeepsOthers() throws Exception {
         String own1 = MessageDecoder.createMessageId(brokerAddress(), 100);

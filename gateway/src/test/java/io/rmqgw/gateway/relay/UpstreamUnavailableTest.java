@@ -10,16 +10,22 @@ import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Wire;
 import io.rmqgw.metrics.GatewayMetrics.UpstreamFailure;
+import java.time.Duration;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-/** No name server reachable: the gateway answers in the client's own encoding, then hangs up; failover finds a live one. */
+/**
+ * No name server reachable (dead, or named by a host name that does not resolve): the gateway answers in the client's
+ * own encoding, then hangs up; failover finds a live one.
+ */
 class UpstreamUnavailableTest {
 
     private static final int GET_ALL_TOPIC_LIST_FROM_NAMESERVER = 206;
+    /** Bounds a silent DNS server (resolver query timeout, 5 s by default, and its retries); a hang would pass it. */
+    private static final Duration RESOLVE_BOUND = Duration.ofSeconds(30);
 
     private TestGateway gateway;
     private ScriptedPeer namesrv;
@@ -131,5 +137,39 @@ class UpstreamUnavailableTest {
                 assertEquals("echo " + GET_ALL_TOPIC_LIST_FROM_NAMESERVER, answer.remark());
             }
         }
+    }
+
+    @Test
+    void aNameServerNamedLocalhostIsResolvedWhenDialedAndServesRequests() throws Exception {
+        // resolved by the dialer's non-blocking resolver, which reads the hosts file before asking DNS
+        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        gateway = TestGateway.builder().namesrv("localhost:" + namesrv.port()).start();
+
+        try (RawClient client = RawClient.connect(gateway.port())) {
+            client.send(Wire.request(GET_ALL_TOPIC_LIST_FROM_NAMESERVER).opaque(31).bytes());
+            assertEquals(31, namesrv.awaitFrame(RawClient.WAIT).frame().opaque(), "the request reached localhost");
+            Wire.Frame answer = client.read();
+            assertEquals(31, answer.opaque());
+            assertEquals(Wire.SUCCESS, answer.code(), "remark: " + answer.remark());
+        }
+        assertEquals(0, gateway.metrics().upstreamFailures(UpstreamFailure.CONNECT_FAILED));
+    }
+
+    @Test
+    void aNameServerNameThatDoesNotResolveIsAnsweredAsUnreachableSayingSo() throws Exception {
+        String unresolvable = "no-such-host.invalid:9876";
+        gateway = TestGateway.builder().namesrv(unresolvable).start();
+
+        try (RawClient client = RawClient.connect(gateway.port())) {
+            client.send(Wire.request(GET_ALL_TOPIC_LIST_FROM_NAMESERVER).opaque(32).bytes());
+            Wire.Frame answer = client.read(RESOLVE_BOUND);
+            assertEquals(32, answer.opaque());
+            assertEquals(Wire.SYSTEM_ERROR, answer.code());
+            // "name server no-such-host.invalid:9876 unreachable: Failed to resolve 'no-such-host.invalid'
+            // [A(1), AAAA(28)] after 2 queries"; a silent DNS server gives the same words after its query timeout
+            assertTrue(answer.remark().contains("name server " + unresolvable + " unreachable"), answer.remark());
+            assertTrue(answer.remark().contains("Failed to resolve 'no-such-host.invalid'"), answer.remark());
+        }
+        assertTrue(gateway.metrics().upstreamFailures(UpstreamFailure.CONNECT_FAILED) >= 1);
     }
 }
