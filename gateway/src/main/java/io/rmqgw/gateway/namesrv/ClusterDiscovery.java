@@ -15,6 +15,7 @@ import io.rmqgw.routing.BrokerAddressRewriter;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -157,7 +158,12 @@ public final class ClusterDiscovery {
 
     private static byte[] clusterInfo(Socket connection, String address, Duration timeout) throws IOException {
         try (Socket socket = connection) {
-            socket.connect(Addresses.parse(address), (int) timeout.toMillis());
+            InetSocketAddress target = Addresses.parse(address);
+            if (target.isUnresolved()) {
+                // a host name: looked up here, on this exchange's own thread (Addresses.parse looks nothing up)
+                target = new InetSocketAddress(target.getHostString(), target.getPort());
+            }
+            socket.connect(target, (int) timeout.toMillis());
             socket.setSoTimeout((int) timeout.toMillis());
             RemotingHeader request = new RemotingHeader(RequestCode.GET_BROKER_CLUSTER_INFO, LanguageCode.JAVA,
                 CLIENT_VERSION, 1, 0, null, null);

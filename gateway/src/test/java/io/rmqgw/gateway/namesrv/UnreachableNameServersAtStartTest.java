@@ -102,6 +102,15 @@ class UnreachableNameServersAtStartTest {
     }
 
     @Test
+    void aNameServerGivenByHostNameGivesTheClusterAtStart() throws Exception {
+        String byName = "localhost:" + good.address().substring(good.address().lastIndexOf(':') + 1);
+        gateway = startBehind(byName);
+        assertTrue(gateway.gateway().readiness().isReady(), gateway.gateway().readiness().notReadyReason());
+        assertEquals(1, gateway.metrics().namesrvHealth(byName));
+        assertFalse(gateway.gateway().brokerListeners().isEmpty(), "a listener bound from the cluster at start");
+    }
+
+    @Test
     void withNoNameServerAnsweringStartUpWaitsOneTimeoutInAllAndStartsNotReady() throws Exception {
         secondHole = BlackHole.open();
         long started = System.nanoTime();
