@@ -1,7 +1,8 @@
 package io.rmqgw.codec.header;
 
-import io.netty.buffer.ByteBuf;
+import io.netty.util.concurrent.FastThreadLocal;
 import io.rmqgw.codec.frame.RemotingFrame;
+import java.util.Arrays;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
@@ -11,7 +12,9 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  * escape in it). Anything else (absent, repeated, escaped, a number) is "not found", and the caller decodes.
  *
  * <p>In JSON, {@code "key":"} can occur inside another string only behind a backslash (its quotes escaped), so one
- * occurrence with no backslash before it is the entry. In the binary encoding the entries are walked.
+ * occurrence with no backslash before it is the entry. In the binary encoding the entries are walked. The search
+ * runs on a per-thread copy of the header ({@link #headerCopy}): reading a pooled buffer byte by byte checks its
+ * bounds and reference count at every byte.
  */
 public final class ExtFieldInPlace {
 
@@ -19,20 +22,56 @@ public final class ExtFieldInPlace {
     public static final long NOT_FOUND = -1L;
 
     private static final int BINARY_FIXED_LENGTH = 13; // code(2) language(1) version(2) opaque(4) flag(4)
+    private static final FastThreadLocal<byte[]> COPY = new FastThreadLocal<>() {
+        @Override
+        protected byte[] initialValue() {
+            return new byte[1024];
+        }
+    };
 
     private ExtFieldInPlace() {
     }
 
     /**
      * The value of entry {@code key} (ASCII) in {@code frame}'s header: its index in {@code frame.content()} and its
-     * length, packed by {@link #pack}; or {@link #NOT_FOUND}. The frame is only read.
+     * length, packed ({@link #index}, {@link #length}); or {@link #NOT_FOUND}. The frame is only read.
      */
     public static long find(RemotingFrame frame, byte[] key) {
-        ByteBuf content = frame.content();
-        int start = content.readerIndex() + RemotingFrame.PREFIX_LENGTH;
-        int end = start + frame.headerLength();
-        return frame.encoding() == SerializeType.ROCKETMQ ? findBinary(content, start, end, key)
-            : findJson(content, start, end, key);
+        long found = find(headerCopy(frame), frame.headerLength(), frame.encoding(), key);
+        if (found == NOT_FOUND) {
+            return NOT_FOUND;
+        }
+        return pack(headerIndex(frame) + index(found), length(found));
+    }
+
+    /**
+     * {@code frame}'s header bytes at {@code [0, frame.headerLength())} of an array of this thread's, valid until
+     * its next call on this thread (a header over 64 KiB gets an array of its own).
+     */
+    public static byte[] headerCopy(RemotingFrame frame) {
+        int length = frame.headerLength();
+        byte[] copy = COPY.get();
+        if (copy.length < length) {
+            copy = new byte[length];
+            if (length <= Scratch.KEEP_LIMIT) {
+                COPY.set(copy);
+            }
+        }
+        frame.content().getBytes(headerIndex(frame), copy, 0, length);
+        return copy;
+    }
+
+    /** Where {@code frame}'s header starts in {@code frame.content()}. */
+    public static int headerIndex(RemotingFrame frame) {
+        return frame.content().readerIndex() + RemotingFrame.PREFIX_LENGTH;
+    }
+
+    /**
+     * The value of entry {@code key} in the header {@code header[0, length)} of the given encoding, as an index into
+     * {@code header} and a length, packed; or {@link #NOT_FOUND}.
+     */
+    public static long find(byte[] header, int length, SerializeType type, byte[] key) {
+        return type == SerializeType.ROCKETMQ ? findBinary(header, length, key) : findJson(header, length, key);
     }
 
     /** The index part of a {@link #find} result. */
@@ -49,24 +88,29 @@ public final class ExtFieldInPlace {
         return ((long) index << 32) | (length & 0xFFFFFFFFL);
     }
 
-    private static long findJson(ByteBuf in, int start, int end, byte[] key) {
+    private static long findJson(byte[] a, int end, byte[] key) {
         // "key":"
         int patternLength = key.length + 4;
         long found = NOT_FOUND;
-        for (int i = in.indexOf(start, end, (byte) '"'); i >= 0 && i + patternLength <= end;
-             i = in.indexOf(i + 1, end, (byte) '"')) {
-            if (!quotedKeyAt(in, i, key)) {
+        for (int i = 0; i + patternLength <= end; i++) {
+            if (a[i] != '"' || !quotedKeyAt(a, i, key)) {
                 continue;
             }
-            if (i > start && in.getByte(i - 1) == '\\') {
+            if (i > 0 && a[i - 1] == '\\') {
                 return NOT_FOUND; // an escaped quote, or an escaped backslash before a real one: not certain
             }
             if (found != NOT_FOUND) {
                 return NOT_FOUND; // twice: which one a reader keeps is its business
             }
             int value = i + patternLength;
-            int close = in.indexOf(value, end, (byte) '"');
-            if (close < 0 || in.indexOf(value, close, (byte) '\\') >= 0) {
+            int close = value;
+            while (close < end && a[close] != '"') {
+                if (a[close] == '\\') {
+                    return NOT_FOUND;
+                }
+                close++;
+            }
+            if (close == end) {
                 return NOT_FOUND;
             }
             found = pack(value, close - value);
@@ -75,27 +119,26 @@ public final class ExtFieldInPlace {
         return found;
     }
 
-    private static boolean quotedKeyAt(ByteBuf in, int quote, byte[] key) {
+    private static boolean quotedKeyAt(byte[] a, int quote, byte[] key) {
         int at = quote + 1;
         for (byte b : key) {
-            if (in.getByte(at++) != b) {
+            if (a[at++] != b) {
                 return false;
             }
         }
-        return in.getByte(at) == '"' && in.getByte(at + 1) == ':' && in.getByte(at + 2) == '"';
+        return a[at] == '"' && a[at + 1] == ':' && a[at + 2] == '"';
     }
 
-    private static long findBinary(ByteBuf in, int start, int end, byte[] key) {
-        int at = start + BINARY_FIXED_LENGTH;
+    private static long findBinary(byte[] a, int end, byte[] key) {
+        int at = BINARY_FIXED_LENGTH;
         if (at + 4 > end) {
             return NOT_FOUND;
         }
-        long remarkLength = in.getInt(at) & 0xFFFFFFFFL;
-        long extAt = at + 4L + remarkLength;
+        long extAt = at + 4L + (intAt(a, at) & 0xFFFFFFFFL);
         if (extAt + 4 > end) {
             return NOT_FOUND;
         }
-        long extEnd = extAt + 4 + (in.getInt((int) extAt) & 0xFFFFFFFFL);
+        long extEnd = extAt + 4 + (intAt(a, (int) extAt) & 0xFFFFFFFFL);
         if (extEnd > end) {
             return NOT_FOUND;
         }
@@ -105,17 +148,17 @@ public final class ExtFieldInPlace {
             if (entry + 2 > extEnd) {
                 return NOT_FOUND;
             }
-            int keyLength = in.getUnsignedShort(entry);
+            int keyLength = ((a[entry] & 0xFF) << 8) | (a[entry + 1] & 0xFF);
             int valueLengthAt = entry + 2 + keyLength;
             if (valueLengthAt + 4 > extEnd) {
                 return NOT_FOUND;
             }
-            long valueLength = in.getInt(valueLengthAt) & 0xFFFFFFFFL;
+            long valueLength = intAt(a, valueLengthAt) & 0xFFFFFFFFL;
             int value = valueLengthAt + 4;
             if (value + valueLength > extEnd) {
                 return NOT_FOUND;
             }
-            if (keyLength == key.length && sameBytes(in, entry + 2, key)) {
+            if (keyLength == key.length && Arrays.equals(a, entry + 2, entry + 2 + keyLength, key, 0, keyLength)) {
                 if (found != NOT_FOUND) {
                     return NOT_FOUND;
                 }
@@ -126,12 +169,7 @@ public final class ExtFieldInPlace {
         return found;
     }
 
-    private static boolean sameBytes(ByteBuf in, int at, byte[] key) {
-        for (int i = 0; i < key.length; i++) {
-            if (in.getByte(at + i) != key[i]) {
-                return false;
-            }
-        }
-        return true;
+    private static int intAt(byte[] a, int at) {
+        return (a[at] & 0xFF) << 24 | (a[at + 1] & 0xFF) << 16 | (a[at + 2] & 0xFF) << 8 | (a[at + 3] & 0xFF);
     }
 }

@@ -4,8 +4,8 @@ import io.netty.buffer.ByteBuf;
 import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.header.CommandHeader;
-import io.rmqgw.codec.header.ExtFieldInPlace;
 import io.rmqgw.codec.header.HeaderTranscoder;
+import io.rmqgw.codec.header.SendAnswerInPlace;
 import io.rmqgw.codec.header.SendRequestHeader;
 import io.rmqgw.codec.header.SendResponseHeader;
 import io.rmqgw.codec.message.MessageIds;
@@ -15,7 +15,6 @@ import io.rmqgw.gateway.edge.NameGuard;
 import io.rmqgw.gateway.limits.RateLimits;
 import io.rmqgw.gateway.relay.RelaySession;
 import io.rmqgw.gateway.relay.RequestHandler;
-import java.nio.charset.StandardCharsets;
 import java.util.function.Supplier;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 
@@ -27,7 +26,6 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
 public final class SendHandler implements RequestHandler {
 
     private static final String MSG_ID = "msgId";
-    private static final byte[] MSG_ID_BYTES = MSG_ID.getBytes(StandardCharsets.US_ASCII);
 
     private final StoreHostMapper storeHosts;
     private final boolean typedHeader;
@@ -80,14 +78,10 @@ public final class SendHandler implements RequestHandler {
     @Override
     public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response,
                               SerializeType requestEncoding) {
-        ByteBuf asIs = response.content();
-        if (!asIs.isReadOnly() && session.reachesClientAsIs(response, requestEncoding)) {
-            long ids = ExtFieldInPlace.find(response, MSG_ID_BYTES);
-            if (ids != ExtFieldInPlace.NOT_FOUND) {
-                // the usual answer: its ids rewritten where they lie (the same length), nothing decoded or rebuilt
-                rewriteInPlace(asIs, ExtFieldInPlace.index(ids), ExtFieldInPlace.length(ids));
-                return asIs;
-            }
+        // the usual answer: its ids rewritten where they lie (the same length), nothing decoded or rebuilt
+        if (!response.content().isReadOnly() && session.reachesClientAsIs(response, requestEncoding)
+            && SendAnswerInPlace.rewriteMsgIds(response, storeHosts)) {
+            return response.content();
         }
         CommandHeader header;
         try {
@@ -103,12 +97,5 @@ public final class SendHandler implements RequestHandler {
         }
         header.put(MSG_ID, rewritten);
         return session.rebuildForClient(response, header, requestEncoding);
-    }
-
-    private void rewriteInPlace(ByteBuf frame, int at, int length) {
-        byte[] ids = new byte[length];
-        frame.getBytes(at, ids);
-        MessageIds.rewriteListInPlace(ids, 0, length, storeHosts);
-        frame.setBytes(at, ids);
     }
 }
