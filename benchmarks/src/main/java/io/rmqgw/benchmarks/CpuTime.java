@@ -17,7 +17,7 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  *
  * <pre>
  * java -Xms1g -Xmx1g -Dio.netty.leakDetection.level=disabled -Dio.netty.allocator.useCacheForAllThreads=true -Dio.netty.recycler.batchFastThreadLocalOnly=false \
- *     -cp target/benchmarks.jar io.rmqgw.benchmarks.CpuTime send 0     # or: send 4096, pull JSON, pull ROCKETMQ, vq -
+ *     -cp target/benchmarks.jar io.rmqgw.benchmarks.CpuTime send 0     # or: send 4096, pull JSON, pull ROCKETMQ, answer -, vq -
  * </pre>
  * {@code -Donly=name,...} runs only those methods (to profile one, e.g. under JFR).
  * Prints per method the median and the range (min..max) over {@code rounds} of the CPU nanoseconds
@@ -38,7 +38,7 @@ public final class CpuTime {
 
     public static void main(String[] args) throws Throwable {
         if (args.length < 2) {
-            System.err.println("usage: CpuTime send <bodySize> | pull <JSON|ROCKETMQ> | vq - [rounds]");
+            System.err.println("usage: CpuTime send <bodySize> | pull <JSON|ROCKETMQ> | answer - | vq - [rounds]");
             System.exit(2);
         }
         // on a Netty thread, as the gateway's event loops (and a broker's or proxy's) are: its thread-locals
@@ -74,6 +74,12 @@ public final class CpuTime {
             ops.put("gatewayFrame", b::gatewayFrame);
             ops.put("gatewayTyped", b::gatewayTyped);
             ops.put("gatewayUntyped", b::gatewayUntyped);
+        } else if (args[0].equals("answer")) {
+            SendAnswerBenchmark b = new SendAnswerBenchmark();
+            b.setUp();
+            ops.put("rocketmqRemoting", b::rocketmqRemoting);
+            ops.put("gatewayRebuild", b::gatewayRebuild);
+            ops.put("gatewayInPlace", () -> b.gatewayInPlace() ? 1 : 0);
         } else if (args[0].equals("vq")) { // one op is a batch; reported per message
             perOp = VirtualQueueBenchmark.BATCH;
             for (boolean mapBuilt : new boolean[] {false, true}) {

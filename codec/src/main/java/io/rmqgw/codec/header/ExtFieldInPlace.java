@@ -2,6 +2,9 @@ package io.rmqgw.codec.header;
 
 import io.netty.util.concurrent.FastThreadLocal;
 import io.rmqgw.codec.frame.RemotingFrame;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 
@@ -22,6 +25,12 @@ public final class ExtFieldInPlace {
     public static final long NOT_FOUND = -1L;
 
     private static final int BINARY_FIXED_LENGTH = 13; // code(2) language(1) version(2) opaque(4) flag(4)
+    private static final int NO_MATCH = -1;
+    private static final int UNSURE = -2;
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final long QUOTES = 0x2222222222222222L;
+    private static final long ONES = 0x0101010101010101L;
+    private static final long HIGHS = 0x8080808080808080L;
     private static final FastThreadLocal<byte[]> COPY = new FastThreadLocal<>() {
         @Override
         protected byte[] initialValue() {
@@ -89,34 +98,69 @@ public final class ExtFieldInPlace {
     }
 
     private static long findJson(byte[] a, int end, byte[] key) {
-        // "key":"
-        int patternLength = key.length + 4;
+        // the quotes are found eight bytes at a time (SWAR); each is then checked for "key":"
         long found = NOT_FOUND;
-        for (int i = 0; i + patternLength <= end; i++) {
-            if (a[i] != '"' || !quotedKeyAt(a, i, key)) {
+        int from = 0; // quotes before this lie inside the value found
+        int i = 0;
+        for (; i + Long.BYTES <= end; i += Long.BYTES) {
+            long x = (long) LONGS.get(a, i) ^ QUOTES;
+            // a high bit for each zero byte of x (a quote), possibly also for a byte after one: each is checked
+            for (long zeros = (x - ONES) & ~x & HIGHS; zeros != 0; zeros &= zeros - 1) {
+                int q = i + (Long.numberOfTrailingZeros(zeros) >>> 3);
+                if (q < from || a[q] != '"') {
+                    continue;
+                }
+                int close = valueAfter(a, end, q, key);
+                if (close == NO_MATCH) {
+                    continue;
+                }
+                if (close == UNSURE || found != NOT_FOUND) {
+                    return NOT_FOUND; // twice: which one a reader keeps is its business
+                }
+                int value = q + key.length + 4;
+                found = pack(value, close - value);
+                from = close + 1;
+            }
+        }
+        for (int q = Math.max(i, from); q < end; q++) {
+            if (a[q] != '"') {
                 continue;
             }
-            if (i > 0 && a[i - 1] == '\\') {
-                return NOT_FOUND; // an escaped quote, or an escaped backslash before a real one: not certain
+            int close = valueAfter(a, end, q, key);
+            if (close == NO_MATCH) {
+                continue;
             }
-            if (found != NOT_FOUND) {
-                return NOT_FOUND; // twice: which one a reader keeps is its business
-            }
-            int value = i + patternLength;
-            int close = value;
-            while (close < end && a[close] != '"') {
-                if (a[close] == '\\') {
-                    return NOT_FOUND;
-                }
-                close++;
-            }
-            if (close == end) {
+            if (close == UNSURE || found != NOT_FOUND) {
                 return NOT_FOUND;
             }
+            int value = q + key.length + 4;
             found = pack(value, close - value);
-            i = close;
+            q = close;
         }
         return found;
+    }
+
+    /**
+     * For the quote at {@code q}: the index of the closing quote of the value when {@code "key":"value"} starts
+     * there, {@link #NO_MATCH} when it does not, {@link #UNSURE} when it does but is escaped or unplain.
+     */
+    private static int valueAfter(byte[] a, int end, int q, byte[] key) {
+        int value = q + key.length + 4;
+        if (value > end || !quotedKeyAt(a, q, key)) {
+            return NO_MATCH;
+        }
+        if (q > 0 && a[q - 1] == '\\') {
+            return UNSURE; // an escaped quote, or an escaped backslash before a real one
+        }
+        for (int close = value; close < end; close++) {
+            if (a[close] == '"') {
+                return close;
+            }
+            if (a[close] == '\\') {
+                return UNSURE;
+            }
+        }
+        return UNSURE;
     }
 
     private static boolean quotedKeyAt(byte[] a, int quote, byte[] key) {
