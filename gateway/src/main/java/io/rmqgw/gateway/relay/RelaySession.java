@@ -967,7 +967,6 @@ public final class RelaySession {
         client.close();
     }
 
-    /** No traffic either way for the idle timeout: closed unless a request is still in flight. */
     /**
      * All-idle, as brokers: neither read from nor written to for {@code downstream.idle-timeout}, and nothing in
      * flight (a consumer waiting on a long poll gets its answer within it). Told by the scan from a flag the read
@@ -985,6 +984,7 @@ public final class RelaySession {
         }
     }
 
+    /** No traffic either way for the idle timeout: closed unless a request is still in flight. */
     private void idle() {
         if (pending.size() > 0 || !waiting.isEmpty() || deferredAnswers > 0) {
             return;
