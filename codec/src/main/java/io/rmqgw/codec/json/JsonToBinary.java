@@ -105,6 +105,11 @@ public final class JsonToBinary {
         WHITESPACE['\r'] = true;
     }
 
+    /** The one extFields key whose value's place in the input a scan notes ({@link #locatedValue()}). */
+    private static final byte[] LOCATED_KEY = ascii("msgId");
+    /** {@link #locatedValue()}'s answer when the value is not certainly located. */
+    public static final long NOT_LOCATED = -1L;
+
     private static final byte[] TRUE = ascii("true");
     private static final byte[] FALSE = ascii("false");
     private static final byte[] NULL = ascii("null");
@@ -164,6 +169,8 @@ public final class JsonToBinary {
     };
 
     private byte[] in = new byte[2048];
+    /** The last header's input: {@link #in}, or a one-off larger array. */
+    private byte[] lastInput = in;
     private static final int OUT_SIZE = 2048;
 
     private byte[] out = new byte[OUT_SIZE];
@@ -201,6 +208,9 @@ public final class JsonToBinary {
     private boolean remarkGiven;
     private int remarkLength;
     private int entryCount;
+    /** Entries with the key {@link #LOCATED_KEY} in the last header, and where the value of one sits (packed) or -1. */
+    private int locatedCount;
+    private long located;
 
     private JsonToBinary() {
     }
@@ -221,6 +231,7 @@ public final class JsonToBinary {
             in = a;
         }
         buf.getBytes(index, a, 0, length);
+        lastInput = a;
         LONG.set(a, length, 0L); // the zero padding (PAD bytes)
         int bound = 2 * length + 64 + HEAD_ROOM;
         byte[] o = bound <= out.length ? out : new byte[bound];
@@ -367,6 +378,37 @@ public final class JsonToBinary {
         return longKeyCount;
     }
 
+    /**
+     * Where the value of the last header's {@code msgId} entry ({@link #LOCATED_KEY}) lies in its JSON bytes, as
+     * {@code index << 32 | length} (index 0 is the header's first byte), or {@link #NOT_LOCATED}: the entry is not
+     * there, is there more than once, or its value is not a string written as it stands ({@code "msgId":"..."}
+     * with no escape in it). A send answer's ids are rewritten there, in the frame ({@code SendAnswerInPlace}),
+     * so the scan that read the header also finds them.
+     */
+    public long locatedValue() {
+        return locatedCount == 1 ? located : NOT_LOCATED;
+    }
+
+    /**
+     * The last header's JSON bytes as read, from index 0; valid until the next transcode on this thread. A caller
+     * may write to them (a same-length rewrite of the {@link #locatedValue()}), and must then {@link #forget()}
+     * the result, which no longer matches them.
+     */
+    public byte[] input() {
+        return lastInput;
+    }
+
+    /** Drops the note of {@link #hold}: a later ask for the frame's header transcodes it again. */
+    public void forget() {
+        heldFor = null;
+    }
+
+    private void noteLocated(int raw, int value, int valueEnd) {
+        // every escape is longer than what it decodes to, so a value decoded to its own length had none
+        boolean asItStands = raw >= 0 && valueEnd >= 0 && this.p - 1 - raw == valueEnd - value;
+        located = locatedCount++ == 0 && asItStands ? (long) raw << 32 | (valueEnd - value) : NOT_LOCATED;
+    }
+
     // ---- the scan ----
 
     private boolean scan(byte[] a, int end, byte[] o, byte[] r) {
@@ -381,6 +423,8 @@ public final class JsonToBinary {
         remarkGiven = false;
         remarkLength = 0;
         entryCount = 0;
+        locatedCount = 0;
+        located = NOT_LOCATED;
         oneByteKeysLow = 0;
         oneByteKeysHigh = 0;
         longKeyCount = 0;
@@ -661,8 +705,10 @@ public final class JsonToBinary {
                 }
                 p = this.p;
                 value = keyEnd + 4;
+                int raw = -1; // where the value's bytes start in the input, when written as fastjson writes it
                 if (a[p] == ':' && a[p + 1] == '"') { // "key":"value", as fastjson writes it
-                    this.p = p + 2;
+                    raw = p + 2;
+                    this.p = raw;
                     valueEnd = copyString(a, o, value);
                 } else {
                     valueEnd = anyValue(a, o, value);
@@ -671,6 +717,9 @@ public final class JsonToBinary {
                 o[w] = (byte) (keyLength >> 8);
                 o[w + 1] = (byte) keyLength;
                 k = keyLength == 1 ? o[key] : -1; // a one-byte UTF-8 key is ASCII
+                if (keyLength == LOCATED_KEY.length && Arrays.equals(o, key, keyEnd, LOCATED_KEY, 0, keyLength)) {
+                    noteLocated(raw, value, valueEnd);
+                }
             }
             if (valueEnd >= 0) {
                 putInt(o, keyEnd, valueEnd - value);

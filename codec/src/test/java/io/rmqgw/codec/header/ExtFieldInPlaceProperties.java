@@ -3,11 +3,14 @@ package io.rmqgw.codec.header;
 import static io.rmqgw.codec.header.HeaderFixtures.ALLOC;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.rmqgw.codec.frame.FrameDecoder;
+import io.rmqgw.codec.frame.HeaderCodec;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.header.Legacy497.Fields;
+import io.rmqgw.codec.message.StoreHostMapper;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -26,10 +29,12 @@ import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
- * {@link ExtFieldInPlace#find} on send answers written by rocketmq-remoting 5.4.0 and 4.9.7, in both encodings:
- * whatever it locates is the value rocketmq-remoting decodes for the key, and new bytes of the same length put
- * there are what it decodes next (so a rewrite in place is a rewrite of that entry and of nothing else); a plain
- * value is always found, except in JSON when a key ending in {@code \"msgId} (escaped) makes it unsure.
+ * {@link ExtFieldInPlace#find} and {@link SendAnswerInPlace#locate} (a JSON header's own scan) on send answers
+ * written by rocketmq-remoting 5.4.0 and 4.9.7, in both encodings: whatever they locate is the value
+ * rocketmq-remoting decodes for the key, and new bytes of the same length put there are what it decodes next (so a
+ * rewrite in place is a rewrite of that entry and of nothing else); the scan locates whatever the search finds; a
+ * plain value is always located, and found by the search except in JSON when a key ending in {@code \"msgId}
+ * (escaped) makes it unsure.
  */
 class ExtFieldInPlaceProperties {
 
@@ -48,25 +53,55 @@ class ExtFieldInPlaceProperties {
 
     @Example
     void aRepeatedKeyIsNotCertain() {
-        assertNotCertain("\"msgId\":\"AA\",\"msgId\":\"BB\"");
+        assertLocated("\"msgId\":\"AA\",\"msgId\":\"BB\"", false, false);
     }
 
     @Example
-    void anEscapedKeyIsNotCertain() {
-        assertNotCertain("\"msg\\u0049d\":\"AA\"");
+    void anEscapedKeyIsCertainOnlyToTheScan() {
+        assertLocated("\"msg\\u0049d\":\"AA\"", false, true);
     }
 
-    private static void assertNotCertain(String extFields) {
+    @Example
+    void anEscapedValueIsNotCertain() {
+        assertLocated("\"msgId\":\"A\\u0041\"", false, false);
+    }
+
+    @Example
+    void aValueWrittenOtherwiseIsNotCertain() {
+        assertLocated("\"msgId\" : \"AA\"", false, false);
+    }
+
+    @Example
+    void aDecodeAfterTheRewriteReadsTheNewIds() {
+        RemotingFrame frame = answerWith("\"msgId\":\"7F00000100002A9F0000000000000001\",\"queueId\":\"1\"");
+        try {
+            StoreHostMapper toGateway = (ip, port) -> port == 10911 ? StoreHostMapper.pack(ip, 21011) : StoreHostMapper.UNKNOWN;
+            assertTrue(SendAnswerInPlace.rewriteMsgIds(frame, toGateway));
+            // the frame decoder's scan of the header, kept for a decode, held the old ids
+            assertEquals("7F000001000052130000000000000001", HeaderCodec.decodeHeader(frame).extFields().get("msgId"));
+        } finally {
+            frame.release();
+        }
+    }
+
+    /** A JSON send answer as fastjson writes it, with these extFields entries (JSON text). */
+    private static RemotingFrame answerWith(String extFields) {
         String header = "{\"code\":0,\"extFields\":{" + extFields + "},\"flag\":1,\"language\":\"JAVA\","
             + "\"opaque\":1,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":0}";
-        assertEquals(ExtFieldInPlace.NOT_FOUND, findIn(HeaderFixtures.rawFrame(SerializeType.JSON,
+        return FrameDecoder.parse(ALLOC.buffer().writeBytes(HeaderFixtures.rawFrame(SerializeType.JSON,
             header.getBytes(StandardCharsets.UTF_8), new byte[0])));
     }
 
-    private static long findIn(byte[] frameBytes) {
-        RemotingFrame frame = FrameDecoder.parse(ALLOC.buffer().writeBytes(frameBytes));
+    private static void assertLocated(String extFields, boolean bySearch, boolean byScan) {
+        RemotingFrame frame = answerWith(extFields);
         try {
-            return ExtFieldInPlace.find(frame, MSG_ID);
+            assertEquals(bySearch, ExtFieldInPlace.find(frame, MSG_ID) != ExtFieldInPlace.NOT_FOUND, "found by the search");
+            long scanned = SendAnswerInPlace.locate(frame);
+            assertEquals(byScan, scanned != ExtFieldInPlace.NOT_FOUND, "located by the scan");
+            if (byScan) {
+                assertEquals("AA", frame.content().toString(ExtFieldInPlace.index(scanned), ExtFieldInPlace.length(scanned),
+                    StandardCharsets.UTF_8));
+            }
         } finally {
             frame.release();
         }
@@ -76,21 +111,28 @@ class ExtFieldInPlaceProperties {
         RemotingFrame frame = FrameDecoder.parse(ALLOC.buffer().writeBytes(head));
         try {
             long found = ExtFieldInPlace.find(frame, MSG_ID);
+            long scanned = SendAnswerInPlace.locate(frame);
             String msgId = answer.ext() == null ? null : answer.ext().get("msgId");
             boolean plain = msgId != null && msgId.chars().allMatch(c -> c > 0x20 && c < 0x7F && c != '"' && c != '\\');
             boolean unsure = !binary && answer.ext().keySet().stream().anyMatch(k -> k.endsWith("\"msgId"));
             if (plain && !unsure) {
                 assertNotEquals(ExtFieldInPlace.NOT_FOUND, found, "a plain msgId is found");
             }
-            if (found == ExtFieldInPlace.NOT_FOUND) {
-                return;
+            if (found != ExtFieldInPlace.NOT_FOUND) {
+                assertEquals(found, scanned, "the header's scan locates what the search finds");
             }
             ByteBuf content = frame.content();
             Fields before = decodedOrNull(content);
+            if (plain && before != null) {
+                assertNotEquals(ExtFieldInPlace.NOT_FOUND, scanned, "a plain msgId is located");
+            }
+            if (scanned == ExtFieldInPlace.NOT_FOUND) {
+                return;
+            }
             // a key with a quote in it is written by fastjson so that it cannot read it back: no broker sends that
             Assume.that(before != null);
-            int at = ExtFieldInPlace.index(found);
-            int length = ExtFieldInPlace.length(found);
+            int at = ExtFieldInPlace.index(scanned);
+            int length = ExtFieldInPlace.length(scanned);
             if (length == 0) {
                 // an empty value: rocketmq-remoting reads an empty binary value as absent
                 assertEquals("", Objects.requireNonNullElse(before.ext().get("msgId"), ""));
