@@ -14,6 +14,7 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocatorMetric;
 import io.rmqgw.codec.frame.MalformedReason;
@@ -177,6 +178,8 @@ public final class GatewayMetrics implements AutoCloseable {
     private final Map<String, Health> brokerHealth = new ConcurrentHashMap<>();
     private volatile TopicMeters topics;
     private JvmGcMetrics gcMetrics;
+    /** The Prometheus registry's clock (stopped by {@link #close()}); null for other registries. */
+    private CoarseWallClock clock;
     private final LabelledCounters configReloads;
     private final LabelledCounters namesrvDiscovery;
     private final LabelledCounters fanoutRequests;
@@ -310,13 +313,21 @@ public final class GatewayMetrics implements AutoCloseable {
      * Netty allocator metrics bound ({@link #bindProcessMetrics()}). {@link #close()} releases them.
      */
     public static GatewayMetrics prometheus() {
-        GatewayMetrics metrics = new GatewayMetrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+        CoarseWallClock clock = new CoarseWallClock();
+        GatewayMetrics metrics = new GatewayMetrics(
+            new PrometheusMeterRegistry(PrometheusConfig.DEFAULT, new PrometheusRegistry(), clock));
+        metrics.clock = clock;
         metrics.bindProcessMetrics();
         return metrics;
     }
 
     public MeterRegistry registry() {
         return registry;
+    }
+
+    /** The registry's clock when {@link #prometheus()} made it, else null. */
+    CoarseWallClock clock() {
+        return clock;
     }
 
     /** Whether {@link #scrape()} works: the registry is a Prometheus one. */
@@ -376,13 +387,16 @@ public final class GatewayMetrics implements AutoCloseable {
             .register(registry);
     }
 
-    /** Stops the GC listeners of {@link #bindProcessMetrics()} and closes the registry. */
+    /** Stops the GC listeners of {@link #bindProcessMetrics()} and the registry's clock, and closes the registry. */
     @Override
     public synchronized void close() {
         if (gcMetrics != null) {
             gcMetrics.close();
         }
         registry.close();
+        if (clock != null) {
+            clock.close();
+        }
     }
 
     // ---------------------------------------------------------------- connections and frames
