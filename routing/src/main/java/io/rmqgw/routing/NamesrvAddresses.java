@@ -1,19 +1,37 @@
 package io.rmqgw.routing;
 
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 
 /**
  * Upstream name servers in RocketMQ's own list syntax ({@code host:port;host:port}), in order,
  * with a shared failover cursor: every request starts at the preferred one, a failure there moves
  * the cursor to the next, and a success sticks wherever it happened.
+ *
+ * <p>It also remembers, per name server, what its dials did lately, so that one dial's wait is not paid
+ * again by the next: a name server whose connect failed less than {@link #FAILED_BACKOFF} ago, or whose
+ * dial has been under way for {@link #SLOW_DIAL} or more without an outcome, is put after the others in
+ * {@link #failoverOrder} (still tried, last, so a list of nothing but such ones is still dialed in order).
  */
 public final class NamesrvAddresses {
+
+    /** How long a name server whose connect failed is tried after the others (a success ends it sooner). */
+    public static final Duration FAILED_BACKOFF = Duration.ofSeconds(30);
+    /** How long a dial may be under way before new dials try the other name servers first. */
+    public static final Duration SLOW_DIAL = Duration.ofMillis(500);
+    /**
+     * A dial under way longer than this is no longer believed (its outcome was never reported, e.g. its connection
+     * was abandoned): past every sensible connect timeout.
+     */
+    static final Duration FORGOTTEN_DIAL = Duration.ofMinutes(5);
 
     /** One name server; {@code host} is a name, an IPv4 address or an IPv6 literal (bracketed or bare). */
     public record Address(String host, int port) {
@@ -26,9 +44,31 @@ public final class NamesrvAddresses {
 
     private final List<Address> addresses;
     private final AtomicInteger preferred = new AtomicInteger();
+    /** Per address, what its dials did lately; guarded by {@code this} (touched once per dial, never per request). */
+    private final Health[] health;
+    private LongSupplier clock = System::nanoTime;
+
+    /** One name server's recent dials. */
+    private static final class Health {
+        /** When the last connect failed; meaningful while {@code failed}. */
+        long failedAt;
+        boolean failed;
+        /** Dials started and not reported yet, and when the oldest of them (or the last report) happened. */
+        int dialing;
+        long dialingSince;
+    }
 
     private NamesrvAddresses(List<Address> addresses) {
         this.addresses = List.copyOf(addresses);
+        this.health = new Health[addresses.size()];
+        for (int i = 0; i < health.length; i++) {
+            health[i] = new Health();
+        }
+    }
+
+    /** Tests: the nanosecond clock the back-off and slow dials are measured with. */
+    synchronized void useClock(LongSupplier nanoClock) {
+        this.clock = nanoClock;
     }
 
     /**
@@ -90,29 +130,82 @@ public final class NamesrvAddresses {
         return addresses.get(preferred.get());
     }
 
-    /** Indexes to try for one request: the preferred one first, then the rest in list order, wrapping. */
-    public List<Integer> failoverOrder() {
+    /**
+     * Indexes to try for one request: the preferred one first, then the rest in list order, wrapping; those that
+     * failed to connect lately or whose dial is slow (see the class) after the others, the one whose failure is
+     * oldest first (a slow dial counts as failing now).
+     */
+    public synchronized List<Integer> failoverOrder() {
+        long now = clock.getAsLong();
         int start = preferred.get();
         List<Integer> order = new ArrayList<>(addresses.size());
+        List<Integer> later = new ArrayList<>(0);
         for (int n = 0; n < addresses.size(); n++) {
-            order.add((start + n) % addresses.size());
+            int index = (start + n) % addresses.size();
+            (suspect(health[index], now) ? later : order).add(index);
         }
+        // stable: equal times keep the cursor's order
+        later.sort(Comparator.comparingLong(index -> suspectSince(health[index], now) - now));
+        order.addAll(later);
         return order;
+    }
+
+    private static boolean suspect(Health h, long now) {
+        return recentlyFailed(h, now) || slowDial(h, now);
+    }
+
+    /** When a suspect one went bad: its failure, or now for a dial that is slow now. */
+    private static long suspectSince(Health h, long now) {
+        return slowDial(h, now) ? now : h.failedAt;
+    }
+
+    private static boolean recentlyFailed(Health h, long now) {
+        return h.failed && now - h.failedAt < FAILED_BACKOFF.toNanos();
+    }
+
+    private static boolean slowDial(Health h, long now) {
+        long waited = now - h.dialingSince;
+        return h.dialing > 0 && waited >= SLOW_DIAL.toNanos() && waited < FORGOTTEN_DIAL.toNanos();
+    }
+
+    /** A dial to {@code index} starts; its outcome is to be reported with {@link #markGood} or {@link #markFailed}. */
+    public synchronized void dialing(int index) {
+        Objects.checkIndex(index, addresses.size());
+        Health h = health[index];
+        long now = clock.getAsLong();
+        if (h.dialing == 0 || now - h.dialingSince >= FORGOTTEN_DIAL.toNanos()) {
+            h.dialing = 0;
+            h.dialingSince = now;
+        }
+        h.dialing++;
     }
 
     /**
      * Moves the cursor past {@code index} if it is still the preferred one; concurrent reports of the
-     * same failure move it once.
+     * same failure move it once. {@code index} is tried after the others for {@link #FAILED_BACKOFF}.
      */
-    public void markFailed(int index) {
+    public synchronized void markFailed(int index) {
         Objects.checkIndex(index, addresses.size());
         preferred.compareAndSet(index, (index + 1) % addresses.size());
+        Health h = health[index];
+        h.failed = true;
+        h.failedAt = clock.getAsLong();
+        settled(h);
     }
 
-    /** Makes {@code index} the preferred name server: it answered. */
-    public void markGood(int index) {
+    /** Makes {@code index} the preferred name server: it answered (or connected); ends its back-off. */
+    public synchronized void markGood(int index) {
         Objects.checkIndex(index, addresses.size());
         preferred.set(index);
+        Health h = health[index];
+        h.failed = false;
+        settled(h);
+    }
+
+    /** One dial reported: the ones still under way are timed from now. */
+    private void settled(Health h) {
+        h.dialing = Math.max(0, h.dialing - 1);
+        h.dialingSince = clock.getAsLong();
     }
 
     /** RocketMQ's list syntax, as a client's namesrvAddr would spell it. */

@@ -123,4 +123,75 @@ class NamesrvAddressesTest {
             assertEquals(1, list.preferredIndex());
         }
     }
+
+    @Test
+    void aNameServerThatFailedIsTriedLastUntilItsBackOffEndsOrItConnects() {
+        long[] now = {1_000};
+        NamesrvAddresses list = clocked("a:1;b:1;c:1", now);
+
+        list.dialing(0);
+        list.markFailed(0);
+        list.dialing(1);
+        list.markGood(1);
+        assertEquals(List.of(1, 2, 0), list.failoverOrder());
+
+        list.markGood(2);
+        assertEquals(List.of(2, 1, 0), list.failoverOrder(), "a failed lately: behind b though b comes after it");
+        now[0] += NamesrvAddresses.FAILED_BACKOFF.toNanos();
+        assertEquals(List.of(2, 0, 1), list.failoverOrder(), "a's back-off is over");
+
+        list.markFailed(0);
+        list.markGood(0);
+        assertEquals(List.of(0, 1, 2), list.failoverOrder(), "a connect ends the back-off");
+    }
+
+    @Test
+    void whenTheGoodOneFailsOnceTheCursorDoesNotWrapBackOntoTheOneThatFailedBefore() {
+        long[] now = {1_000};
+        NamesrvAddresses list = clocked("a:1;b:1", now);
+        list.markFailed(0);
+        list.markGood(1);
+
+        // b refuses once (restarting): the cursor wraps onto a, and a is dialed next and fails again
+        now[0] += 1_000_000;
+        list.markFailed(1);
+        assertEquals(0, list.preferredIndex());
+        assertEquals(List.of(0, 1), list.failoverOrder(), "both failed: a's failure is the older one");
+        now[0] += 1_000_000;
+        list.markFailed(0);
+
+        // the next request starts with b, whose failure is now the older one, not with a again
+        assertEquals(List.of(1, 0), list.failoverOrder());
+    }
+
+    @Test
+    void aDialUnderWayTooLongSendsNewDialsToTheOthersFirst() {
+        long[] now = {1_000};
+        NamesrvAddresses list = clocked("a:1;b:1", now);
+
+        list.dialing(0);
+        assertEquals(List.of(0, 1), list.failoverOrder(), "a young dial is no reason to go elsewhere");
+        now[0] += NamesrvAddresses.SLOW_DIAL.toNanos();
+        assertEquals(List.of(1, 0), list.failoverOrder(), "a dial that has not connected for a while");
+
+        list.dialing(0); // a second dial joins: still the first one's wait that counts
+        assertEquals(List.of(1, 0), list.failoverOrder());
+        list.markGood(0); // the first one connected: the other is timed from now
+        assertEquals(List.of(0, 1), list.failoverOrder());
+        now[0] += NamesrvAddresses.SLOW_DIAL.toNanos();
+        assertEquals(List.of(1, 0), list.failoverOrder(), "the second dial is slow too");
+        list.markGood(0);
+        assertEquals(List.of(0, 1), list.failoverOrder());
+
+        list.dialing(0); // never reported (its connection abandoned): forgotten at last
+        now[0] += NamesrvAddresses.FORGOTTEN_DIAL.toNanos();
+        assertEquals(List.of(0, 1), list.failoverOrder());
+    }
+
+    /** {@code list} whose back-off and slow dials are measured with {@code now[0]} (nanoseconds). */
+    private static NamesrvAddresses clocked(String list, long[] now) {
+        NamesrvAddresses parsed = NamesrvAddresses.parse(list);
+        parsed.useClock(() -> now[0]);
+        return parsed;
+    }
 }

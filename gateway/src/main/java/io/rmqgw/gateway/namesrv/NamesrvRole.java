@@ -14,7 +14,7 @@ import java.util.List;
 
 /**
  * The name-server role on the gateway's main port: each client connection relays to a name
- * server, dialed in failover order (the last good one first).
+ * server, dialed in failover order (the last good one first, those that failed lately or dial slowly last).
  */
 public final class NamesrvRole implements UpstreamRole {
 
@@ -65,19 +65,36 @@ public final class NamesrvRole implements UpstreamRole {
     }
 
     @Override
+    public void upstreamDialing(String target) {
+        NamesrvAddresses namesrv = context.upstream().namesrv();
+        int index = indexOf(namesrv, target);
+        if (index >= 0) {
+            namesrv.dialing(index);
+        }
+    }
+
+    @Override
     public void upstreamResult(String target, boolean connected) {
         metrics.namesrvUp(target, connected);
         NamesrvAddresses namesrv = context.upstream().namesrv();
+        int index = indexOf(namesrv, target);
+        if (index < 0) {
+            return; // the list changed since the dial
+        }
+        if (connected) {
+            namesrv.markGood(index);
+        } else {
+            namesrv.markFailed(index);
+        }
+    }
+
+    private static int indexOf(NamesrvAddresses namesrv, String target) {
         for (int i = 0; namesrv != null && i < namesrv.size(); i++) {
             if (namesrv.get(i).toString().equals(target)) {
-                if (connected) {
-                    namesrv.markGood(i);
-                } else {
-                    namesrv.markFailed(i);
-                }
-                return;
+                return i;
             }
         }
+        return -1;
     }
 
     @Override

@@ -8,10 +8,13 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPromise;
+import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslHandler;
+import io.netty.util.concurrent.ScheduledFuture;
 import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import javax.net.ssl.SSLException;
 
@@ -91,17 +94,47 @@ public interface Dialer {
     /**
      * TCP with Nagle off and the gateway's water marks. A host name is resolved by the transport's resolver on
      * {@code loop} without blocking it; a name that does not resolve fails the dial with an
-     * {@link java.net.UnknownHostException} naming it.
+     * {@link java.net.UnknownHostException} naming it. The lookup counts against {@code connectTimeoutMillis}: a
+     * dial whose lookup and connect together take longer fails with a {@link ConnectTimeoutException} then (the
+     * resolver's own query timeout, from resolv.conf or 5 s, may be longer).
      */
     static Dialer tcp(Transport transport) {
-        return (target, loop, connectTimeoutMillis, handler) -> new Bootstrap()
-            .group(loop)
-            .channel(transport.socketChannel())
-            .resolver(transport.resolver())
-            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
-            .option(ChannelOption.TCP_NODELAY, true)
-            .option(ChannelOption.WRITE_BUFFER_WATER_MARK, Transport.WATER_MARK)
-            .handler(handler)
-            .connect(Addresses.parse(target));
+        return (target, loop, connectTimeoutMillis, handler) -> {
+            InetSocketAddress address = Addresses.parse(target);
+            ChannelFuture connect = new Bootstrap()
+                .group(loop)
+                .channel(transport.socketChannel())
+                .resolver(transport.resolver())
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, Transport.WATER_MARK)
+                .handler(handler)
+                .connect(address);
+            if (!address.isUnresolved() || connect.isDone() || connectTimeoutMillis <= 0) {
+                return connect; // the channel's own connect timeout bounds it all
+            }
+            return withinTimeout(connect, target, connectTimeoutMillis);
+        };
+    }
+
+    /** {@code connect} (lookup included), failed and its channel closed once {@code millis} pass without an outcome. */
+    private static ChannelFuture withinTimeout(ChannelFuture connect, String target, int millis) {
+        Channel channel = connect.channel();
+        ChannelPromise bounded = channel.newPromise();
+        ScheduledFuture<?> deadline = channel.eventLoop().schedule(() -> {
+            if (bounded.tryFailure(new ConnectTimeoutException("no connection to " + target + " within the connect"
+                + " timeout of " + millis + " ms (host name lookup included)"))) {
+                channel.close();
+            }
+        }, millis, TimeUnit.MILLISECONDS);
+        connect.addListener((ChannelFutureListener) f -> {
+            deadline.cancel(false);
+            if (f.isSuccess()) {
+                bounded.trySuccess();
+            } else {
+                bounded.tryFailure(f.cause());
+            }
+        });
+        return bounded;
     }
 }

@@ -17,6 +17,7 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.resolver.AddressResolverGroup;
 import io.netty.resolver.dns.DnsAddressResolverGroup;
 import io.netty.resolver.dns.DnsNameResolverBuilder;
+import io.netty.resolver.dns.DnsServerAddressStreamProvider;
 import io.netty.resolver.dns.DnsServerAddressStreamProviders;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
@@ -39,6 +40,11 @@ public final class Transport implements AutoCloseable {
     private final AddressResolverGroup<InetSocketAddress> resolver;
 
     public Transport(int workerThreads) {
+        this(workerThreads, DnsServerAddressStreamProviders.platformDefault());
+    }
+
+    /** @param dnsServers where host names are looked up (tests: a fixed server) */
+    public Transport(int workerThreads, DnsServerAddressStreamProvider dnsServers) {
         Class<? extends DatagramChannel> datagramChannel;
         if (Epoll.isAvailable()) {
             boss = new EpollEventLoopGroup(1, new DefaultThreadFactory("rmqgw-accept"));
@@ -53,11 +59,12 @@ public final class Transport implements AutoCloseable {
             socketChannel = NioSocketChannel.class;
             datagramChannel = NioDatagramChannel.class;
         }
-        // /etc/hosts first, then the name servers of /etc/resolv.conf, queried from the dialing loop itself
+        // /etc/hosts first, then the name servers of /etc/resolv.conf, queried from the dialing loop itself; a dial
+        // bounds its lookup by upstream.connect-timeout (Dialer.tcp), whatever the resolver's own query timeout
         resolver = new DnsAddressResolverGroup(new DnsNameResolverBuilder()
             .datagramChannelType(datagramChannel)
             .socketChannelType(socketChannel)
-            .nameServerProvider(DnsServerAddressStreamProviders.platformDefault()));
+            .nameServerProvider(dnsServers));
     }
 
     public EventLoopGroup boss() {

@@ -505,6 +505,7 @@ public final class RelaySession {
         String target = targets.get(index);
         state = state.dialing(target);
         reads.dialing(true);
+        role.upstreamDialing(target);
         context.dialer().dial(target, client.eventLoop(), context.upstream().connectTimeoutMillis(), new ChannelInitializer<>() {
             @Override
             protected void initChannel(Channel ch) {
@@ -514,6 +515,7 @@ public final class RelaySession {
             }
         }).addListener((ChannelFutureListener) f -> {
             if (state instanceof SessionState.Closed) {
+                role.upstreamResult(target, f.isSuccess()); // what the dial learned still counts for the next
                 f.channel().close();
                 return;
             }

@@ -24,6 +24,10 @@ public interface UpstreamRole {
     /** Upstream addresses to dial, in order; the first that connects is used (unused when {@link #local}). */
     List<String> upstreamTargets();
 
+    /** A dial to {@code target} starts; {@link #upstreamResult} follows for it. */
+    default void upstreamDialing(String target) {
+    }
+
     /** {@code target} connected (or refused): lets a role remember which upstream is good. */
     default void upstreamResult(String target, boolean connected) {
     }

@@ -361,6 +361,9 @@ public final class UpstreamConnection {
         }
         String next = targets.get(index);
         target = next;
+        if (namesrv != null) {
+            namesrv.dialing(order.get(index));
+        }
         ChannelFuture connect;
         try {
             connect = context.dialer().dial(next, loop, context.upstream().connectTimeoutMillis(),
@@ -372,24 +375,28 @@ public final class UpstreamConnection {
                     }
                 });
         } catch (RuntimeException e) {
+            if (namesrv != null) {
+                namesrv.markFailed(order.get(index));
+            }
             failures.append(failures.length() == 0 ? "" : "; ").append(next).append(": ").append(Addresses.describe(e));
             dial(targets, namesrv, order, index + 1, failures);
             return;
         }
         connect.addListener((ChannelFutureListener) f -> {
+            if (namesrv != null) {
+                if (f.isSuccess()) {
+                    namesrv.markGood(order.get(index));
+                } else {
+                    namesrv.markFailed(order.get(index));
+                }
+            }
             if (!(state instanceof State.Connecting)) {
                 f.channel().close(); // closed meanwhile
                 return;
             }
             if (f.isSuccess()) {
-                if (namesrv != null) {
-                    namesrv.markGood(order.get(index));
-                }
                 connected(f.channel());
             } else {
-                if (namesrv != null) {
-                    namesrv.markFailed(order.get(index));
-                }
                 failures.append(failures.length() == 0 ? "" : "; ").append(next).append(": ")
                     .append(Addresses.describe(f.cause()));
                 dial(targets, namesrv, order, index + 1, failures);

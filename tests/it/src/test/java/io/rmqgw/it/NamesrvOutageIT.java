@@ -133,7 +133,7 @@ class NamesrvOutageIT {
     }
 
     /** Starts the name server again on its port (the old socket may linger for a moment). */
-    private static NamesrvController startAgain(Path dir, int port) throws Exception {
+    static NamesrvController startAgain(Path dir, int port) throws Exception {
         for (int attempt = 1; ; attempt++) {
             try {
                 return EmbeddedCluster.startNameServer(dir, port);
