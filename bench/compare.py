@@ -472,7 +472,9 @@ class Bench:
         jar = os.path.join(self.a.rmqgw_home, "benchmarks", "target", "benchmarks.jar")
         if not os.path.isfile(jar):
             raise SystemExit(f"target relay needs {jar}: mvn -q -B -pl benchmarks -am package -DskipTests")
-        cmd = ["java", "-Xms256m", "-Xmx256m", "-XX:+UseG1GC", "-Dio.netty.leakDetection.level=disabled"]
+        # the JVM options bin/rmqgw gives the gateway by default, so both run the same Netty
+        cmd = ["java", "-Xms256m", "-Xmx256m", "-XX:+UseG1GC", "-Dio.netty.leakDetection.level=disabled",
+               "-Dio.netty.recycler.ratio=1"]
         cmd += self.a.gateway_java_opts.split() + ["-cp", jar, "io.rmqgw.benchmarks.FloorRelay",
                                                    "--namesrv", f"{RELAY}={DIRECT}"]
         for port, relay_port in RELAY_BROKER_PORTS.items():
