@@ -13,7 +13,8 @@ import org.apache.rocketmq.remoting.protocol.ResponseCode;
  * A fixed table of RocketMQ codes and their constant names, used as bounded label values: a code
  * the table knows is labelled by its name ({@code SEND_MESSAGE}, {@code SYSTEM_BUSY}), any other
  * by {@link #OTHER}. Each code maps to a small dense index so meters can live in arrays; the
- * lookup is a binary search over a sorted {@code int[]} and allocates nothing.
+ * lookup (a table for the codes below {@link #DIRECT_CODES}, where the hot ones lie, else a binary search
+ * over a sorted {@code int[]}) allocates nothing.
  */
 final class CodeNames {
 
@@ -25,12 +26,20 @@ final class CodeNames {
     /** Every {@code ResponseCode} constant, including the inherited {@code RemotingSysResponseCode} ones. */
     static final CodeNames RESPONSES = of(ResponseCode.class);
 
+    /** Codes below this are looked up in a table (every request code of the hot path is). */
+    static final int DIRECT_CODES = 1024;
+
     private final int[] codes;
     private final String[] names;
+    /** Per code below {@link #DIRECT_CODES}: its index. */
+    private final short[] direct = new short[DIRECT_CODES];
 
     private CodeNames(int[] codes, String[] names) {
         this.codes = codes;
         this.names = names;
+        for (int code = 0; code < DIRECT_CODES; code++) {
+            direct[code] = (short) search(code);
+        }
     }
 
     /** Reads the {@code public static final int} fields of {@code constants}. */
@@ -68,6 +77,10 @@ final class CodeNames {
 
     /** The dense index of {@code code}: {@code 0..size()-2} when known, {@link #otherIndex()} otherwise. */
     int index(int code) {
+        return code >= 0 && code < DIRECT_CODES ? direct[code] : search(code);
+    }
+
+    private int search(int code) {
         int i = Arrays.binarySearch(codes, code);
         return i >= 0 ? i : codes.length;
     }

@@ -36,4 +36,16 @@ class CodeNamesTest {
         assertEquals("B", names.name(1));
         assertEquals("other", names.name(3));
     }
+
+    @Test
+    void theTableAndTheSearchAgreeOnBothSidesOfItsEnd() {
+        int end = CodeNames.DIRECT_CODES;
+        CodeNames names = CodeNames.of(Map.of(-5, "NEG", 0, "ZERO", end - 1, "LAST", end, "FIRST_SEARCHED", 5000, "FAR"));
+        Map<Integer, String> expected = Map.of(-5, "NEG", 0, "ZERO", end - 1, "LAST", end, "FIRST_SEARCHED", 5000, "FAR");
+        for (int code = -10; code < 2 * end + 5000; code++) {
+            assertEquals(expected.getOrDefault(code, "other"), names.label(code), "code " + code);
+        }
+        assertEquals("other", names.label(Integer.MIN_VALUE));
+        assertEquals("other", names.label(Integer.MAX_VALUE));
+    }
 }
