@@ -40,8 +40,6 @@ import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.apache.rocketmq.remoting.protocol.body.ClusterInfo;
 import org.apache.rocketmq.remoting.protocol.route.BrokerData;
-import org.apache.rocketmq.store.config.BrokerRole;
-import org.apache.rocketmq.store.config.FlushDiskType;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
 import org.apache.rocketmq.store.ha.DefaultHAService;
 import org.apache.rocketmq.store.ha.HAService;
@@ -72,7 +70,7 @@ public final class EmbeddedCluster implements AutoCloseable {
     /** How long {@link #start} waits for the broker to appear in the name server's cluster info. */
     public static final Duration REGISTRATION_TIMEOUT = Duration.ofSeconds(90);
 
-    private static final String LOOPBACK = "127.0.0.1";
+    private static final String LOOPBACK = LoopbackConfigs.LOOPBACK;
     private static final String LOGBACK_CONFIG_PROPERTY = "rmq.logback.configurationFile";
     private static String ownLogConfig;
     private static final String HA_SERVICE_RESOURCE = "META-INF/service/" + HAService.class.getName();
@@ -190,11 +188,7 @@ public final class EmbeddedCluster implements AutoCloseable {
     }
 
     private static NamesrvController startNamesrv(Path root, int port, Properties overrides) throws Exception {
-        NamesrvConfig config = new NamesrvConfig();
-        config.setRocketmqHome(root.resolve("home").toString());
-        // Both default to ${user.home}/namesrv: keep them in the store directory.
-        config.setKvConfigPath(root.resolve("namesrv").resolve("kvConfig.json").toString());
-        config.setConfigStorePath(root.resolve("namesrv").resolve("namesrv.properties").toString());
+        NamesrvConfig config = LoopbackConfigs.namesrv(root);
         NettyServerConfig server = new NettyServerConfig();
         server.setBindAddress(LOOPBACK);
         server.setListenPort(port);
@@ -228,48 +222,21 @@ public final class EmbeddedCluster implements AutoCloseable {
                                                           String brokerName, Properties overrides) throws Exception {
         Path store = root.resolve("store");
 
-        BrokerConfig broker = new BrokerConfig();
-        broker.setRocketmqHome(root.resolve("home").toString());
-        broker.setNamesrvAddr(namesrvAddress);
-        broker.setBrokerClusterName(clusterName);
-        broker.setBrokerName(brokerName);
-        broker.setBrokerId(MixAll.MASTER_ID);
-        // Brokers register their first non-loopback address by default; clients would dial it.
-        broker.setBrokerIP1(LOOPBACK);
-        broker.setBrokerIP2(LOOPBACK);
+        BrokerConfig broker = LoopbackConfigs.broker(root, namesrvAddress, clusterName, brokerName);
         broker.setListenPort(port);
-        // Clients and tests use topics and groups without creating them first.
+        // Clients and tests use topics without creating them first.
         broker.setAutoCreateTopicEnable(true);
-        broker.setAutoCreateSubscriptionGroup(true);
         // Half messages older than transactionTimeOut are checked back every transactionCheckInterval
         // (stock: 6 s and 30 s); tests wait for the check of an UNKNOWN transaction.
         broker.setTransactionTimeOut(2_000);
         broker.setTransactionCheckInterval(3_000);
-        // A send may wait this long in the broker's queue before "broker busy" (stock 200 ms); a
-        // loaded 2-core machine exceeds 200 ms now and then, which makes tests flaky.
-        broker.setWaitTimeMillsInSendQueue(1_000);
 
         NettyServerConfig server = new NettyServerConfig();
         NettyClientConfig client = new NettyClientConfig();
 
-        MessageStoreConfig store0 = new MessageStoreConfig();
-        // Everything the store writes (commitlog, consumequeue, index, config/*.json, timer files,
-        // checkpoint, lock and abort files) lives under storePathRootDir.
-        store0.setStorePathRootDir(store.toString());
-        store0.setStorePathCommitLog(store.resolve("commitlog").toString());
-        // Stock 1 GiB commit log files; 64 MiB keeps a test disk small (files are sparse until written).
-        store0.setMappedFileSizeCommitLog(64 * 1024 * 1024);
-        // Stock 300,000 entries (5.7 MiB) per consume queue file and per queue: 30,000 (586 KiB).
-        store0.setMappedFileSizeConsumeQueue(30_000 * 20);
-        // Stock 100 MiB timer log files: timers are rare here.
+        MessageStoreConfig store0 = LoopbackConfigs.store(store);
+        // Stock 100 MiB timer log files (timer files live under storePathRootDir too): timers are rare here.
         store0.setMappedFileSizeTimerLog(8 * 1024 * 1024);
-        // Stock index file is about 420 MiB (5 M slots, 20 M entries): 50 k slots, 200 k entries.
-        store0.setMaxHashSlotNum(50_000);
-        store0.setMaxIndexNum(200_000);
-        // Asynchronous flush and asynchronous master (both stock, set to be explicit): a send never
-        // waits for a disk flush (SYNC_FLUSH) or a slave (SYNC_MASTER).
-        store0.setFlushDiskType(FlushDiskType.ASYNC_FLUSH);
-        store0.setBrokerRole(BrokerRole.ASYNC_MASTER);
 
         if (!overrides.isEmpty()) {
             MixAll.properties2Object(overrides, broker);

@@ -2,6 +2,7 @@ package io.rmqgw.gateway.admin;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
@@ -9,28 +10,23 @@ import io.rmqgw.testing.Wire;
 import io.rmqgw.metrics.GatewayMetrics;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** {@code admin.topic-labels}: sends and pulls through the gateway are counted per topic, up to the limit. */
 class TopicLabelsTest {
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
     private ScriptedPeer namesrv;
     private TestGateway gateway;
 
-    @AfterEach
-    void tearDown() {
-        gateway.close();
-        namesrv.close();
-        broker.close();
-    }
-
     private void start(TestGateway.Builder builder) throws Exception {
-        broker = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
-        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        broker = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
+        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
         namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = builder.namesrv(namesrv.address()).start();
+        gateway = resources.add(builder.namesrv(namesrv.address()).start());
     }
 
     private void carry(RawClient client, Wire.Builder request, int opaque) throws Exception {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.gateway.testing.CoversCodes;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Records;
 import io.rmqgw.testing.ScriptedPeer;
@@ -19,9 +20,9 @@ import org.apache.rocketmq.common.message.MessageDecoder;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageId;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -39,24 +40,19 @@ class BrokerToClientRequestTest {
     private static final int PULL_MESSAGE = 11;
     private static final int GET_MAX_OFFSET = 30;
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
     private ScriptedPeer namesrv;
     private TestGateway gateway;
 
     @BeforeEach
     void start() throws Exception {
-        broker = ScriptedPeer.start(ScriptedPeer.Script.SILENT);
-        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        broker = resources.add(ScriptedPeer.start(ScriptedPeer.Script.SILENT));
+        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
         namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = TestGateway.builder().namesrv(namesrv.address())
-            .requestTimeout(Duration.ofMillis(300)).longPollTimeout(Duration.ofMillis(1500)).start();
-    }
-
-    @AfterEach
-    void tearDown() {
-        gateway.close();
-        namesrv.close();
-        broker.close();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address())
+            .requestTimeout(Duration.ofMillis(300)).longPollTimeout(Duration.ofMillis(1500)).start());
     }
 
     static Stream<Arguments> brokerRequests() throws Exception {

@@ -9,6 +9,7 @@ import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.codec.name.NameCheck;
 import io.rmqgw.gateway.config.NamesConfig;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.testing.Wire;
@@ -16,8 +17,8 @@ import java.time.Duration;
 import java.util.Set;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -26,23 +27,18 @@ class ClientRegistrationTest {
 
     private static final String CLIENT_ID = "127.0.0.1@4711#1";
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
     private ScriptedPeer namesrv;
     private TestGateway gateway;
 
     @BeforeEach
     void start() throws Exception {
-        broker = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
-        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        broker = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
+        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
         namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = TestGateway.builder().namesrv(namesrv.address()).names(NamesConfig.DEFAULT).start();
-    }
-
-    @AfterEach
-    void tearDown() {
-        gateway.close();
-        namesrv.close();
-        broker.close();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).names(NamesConfig.DEFAULT).start());
     }
 
     private static String heartbeat(String consumerGroup, String producerGroup) {

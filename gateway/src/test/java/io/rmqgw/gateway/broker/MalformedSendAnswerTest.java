@@ -6,13 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netty.buffer.Unpooled;
 import io.rmqgw.codec.frame.FrameDecoder;
 import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Wire;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A send answer whose JSON header has a valid envelope but an extFields entry the full header
@@ -24,29 +25,24 @@ class MalformedSendAnswerTest {
 
     private static final int SEND_MESSAGE_V2 = 310;
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
     private ScriptedPeer namesrv;
     private TestGateway gateway;
 
     @BeforeEach
     void start() throws Exception {
-        broker = ScriptedPeer.start((c, f) -> {
+        broker = resources.add(ScriptedPeer.start((c, f) -> {
             if (!f.isResponse()) {
                 String header = "{\"code\":0,\"flag\":1,\"opaque\":" + f.opaque() + ",\"language\":\"JAVA\",\"version\":453,"
                     + "\"extFields\":{\"msgId\":\"7F00000100002A9F0000000000001000\",\"queueId\":\"1\",\"odd\":{\"n\":1}}}";
                 c.send(Wire.rawFrame(0, Wire.utf8(header), new byte[0]));
             }
-        });
-        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        }));
+        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
         namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = TestGateway.builder().namesrv(namesrv.address()).start();
-    }
-
-    @AfterEach
-    void tearDown() {
-        gateway.close();
-        namesrv.close();
-        broker.close();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).start());
     }
 
     @Test

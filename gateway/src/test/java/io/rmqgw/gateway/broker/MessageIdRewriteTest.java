@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 import io.rmqgw.gateway.testing.CoversCodes;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Records;
 import io.rmqgw.testing.ScriptedPeer;
@@ -21,9 +22,9 @@ import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageId;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -35,6 +36,8 @@ class MessageIdRewriteTest {
     private static final int SEND_BATCH_MESSAGE = RequestCode.SEND_BATCH_MESSAGE;
     private static final long OFFSET = 0x0000_0012_3456_789AL;
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
     private ScriptedPeer namesrv;
     private TestGateway gateway;
@@ -43,22 +46,15 @@ class MessageIdRewriteTest {
 
     @BeforeEach
     void start() throws Exception {
-        broker = ScriptedPeer.start((c, f) -> {
+        broker = resources.add(ScriptedPeer.start((c, f) -> {
             Wire.Builder a = answer.get();
             if (a != null && !f.isResponse() && !f.isOneway()) {
                 c.send(a.opaque(f.opaque()).bytes());
             }
-        });
-        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        }));
+        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
         namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = TestGateway.builder().namesrv(namesrv.address()).start();
-    }
-
-    @AfterEach
-    void tearDown() {
-        gateway.close();
-        namesrv.close();
-        broker.close();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).start());
     }
 
     private InetSocketAddress brokerAddress() {
@@ -130,7 +126,7 @@ class MessageIdRewriteTest {
         String named = "localhost:" + broker.port();
         gateway.close();
         namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", named));
-        gateway = TestGateway.builder().namesrv(namesrv.address()).start();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).start());
         answer.set(Wire.response(Wire.SUCCESS, 0).ext("msgId", MessageDecoder.createMessageId(brokerAddress(), OFFSET))
             .ext("queueId", "2").ext("queueOffset", "9"));
         int gatewayPort = gateway.brokerPort(named);

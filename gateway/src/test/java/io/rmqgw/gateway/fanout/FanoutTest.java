@@ -12,6 +12,7 @@ import io.rmqgw.gateway.config.FanoutConfig;
 import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.gateway.testing.TestGateway;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.testing.Wire;
@@ -32,9 +33,9 @@ import org.apache.rocketmq.common.message.MessageId;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The fan-out topic end to end on real sockets: a gateway in front of a scripted name server and two
@@ -96,6 +97,8 @@ class FanoutTest {
         }
     }
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private Broker a;
     private Broker b;
     private ScriptedPeer namesrv;
@@ -103,33 +106,25 @@ class FanoutTest {
 
     @BeforeEach
     void start() throws Exception {
-        a = new Broker();
-        b = new Broker();
+        a = resources.add(new Broker());
+        b = resources.add(new Broker());
         Map<String, Map<String, String>> topics = Map.of("TopicA", Map.of("broker-a", a.peer.address()),
             "TopicB", Map.of("broker-b", b.peer.address()));
         ScriptedPeer.Script routes = Routes.nameServer(topics);
-        namesrv = ScriptedPeer.start((c, f) -> {
+        namesrv = resources.add(ScriptedPeer.start((c, f) -> {
             if (!f.isResponse() && f.code() == Routes.GET_ROUTEINFO_BY_TOPIC && "ReadOnly".equals(f.ext().get("topic"))) {
                 c.send(Wire.response(Wire.SUCCESS, f.opaque())
                     .body(Routes.body("broker-a", a.peer.address(), false).replace("\"perm\":6", "\"perm\":4")).bytes());
                 return;
             }
             routes.onFrame(c, f);
-        });
+        }));
         namesrv.clusterInfo("{\"brokerAddrTable\":{"
             + "\"broker-a\":{\"brokerAddrs\":{\"0\":\"" + a.peer.address() + "\"},\"brokerName\":\"broker-a\",\"cluster\":\"C\"},"
             + "\"broker-b\":{\"brokerAddrs\":{\"0\":\"" + b.peer.address() + "\"},\"brokerName\":\"broker-b\",\"cluster\":\"C\"}},"
             + "\"clusterAddrTable\":{\"C\":[\"broker-a\",\"broker-b\"]}}");
-        gateway = TestGateway.builder().namesrv(namesrv.address()).requestTimeout(Duration.ofSeconds(5))
-            .fanout(new FanoutConfig(true, null, null, null, null, null)).start();
-    }
-
-    @AfterEach
-    void tearDown() {
-        gateway.close();
-        namesrv.close();
-        a.close();
-        b.close();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).requestTimeout(Duration.ofSeconds(5))
+            .fanout(new FanoutConfig(true, null, null, null, null, null)).start());
     }
 
     // ---------------------------------------------------------------- the route

@@ -3,6 +3,7 @@ package io.rmqgw.gateway.namesrv;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.testing.ScriptedPeer;
@@ -13,38 +14,29 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Route answers when a broker's gateway ports cannot be had: taken by another process, or none left in the range. */
 class BrokerListenerPortsTest {
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer brokerA;
     private ScriptedPeer brokerB;
     private ScriptedPeer namesrv;
     private TestGateway gateway;
 
-    @AfterEach
-    void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
-        for (ScriptedPeer p : new ScriptedPeer[] {namesrv, brokerA, brokerB}) {
-            if (p != null) {
-                p.close();
-            }
-        }
-    }
-
     private void start(int brokerPortCount) throws Exception {
-        brokerA = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
-        brokerB = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        brokerA = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
+        brokerB = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
         Map<String, String> two = new LinkedHashMap<>();
         two.put("broker-a", brokerA.address());
         two.put("broker-b", brokerB.address());
-        namesrv = ScriptedPeer.start(Routes.nameServer(Map.of("TopicA", Map.of("broker-a", brokerA.address()),
-            "TopicAB", two)));
-        gateway = TestGateway.builder().namesrv(namesrv.address()).brokerPortCount(brokerPortCount).start();
+        namesrv = resources.add(ScriptedPeer.start(
+            Routes.nameServer(Map.of("TopicA", Map.of("broker-a", brokerA.address()), "TopicAB", two))));
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).brokerPortCount(brokerPortCount)
+            .start());
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.rmqgw.gateway.namesrv;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.testing.ScriptedPeer;
@@ -9,8 +10,8 @@ import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Wire;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -24,19 +25,16 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class MalformedRouteRequestTest {
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer namesrv;
     private TestGateway gateway;
 
     @BeforeEach
     void start() throws Exception {
-        namesrv = ScriptedPeer.start(Routes.nameServer(Map.of("TopicA", Map.of("broker-a", "127.0.0.1:1"))));
-        gateway = TestGateway.builder().namesrv(namesrv.address()).start();
-    }
-
-    @AfterEach
-    void tearDown() {
-        gateway.close();
-        namesrv.close();
+        namesrv = resources.add(ScriptedPeer.start(
+            Routes.nameServer(Map.of("TopicA", Map.of("broker-a", "127.0.0.1:1")))));
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).start());
     }
 
     static Stream<Arguments> headers() {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.Counter;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.testing.ScriptedPeer;
@@ -12,33 +13,23 @@ import io.rmqgw.testing.Wire;
 import java.time.Duration;
 import java.util.Map;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** With no name server reachable, routes answered before are served from the cache while fresh. */
 class RouteCacheFallbackTest {
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
     private ScriptedPeer namesrv;
     private TestGateway gateway;
 
-    @AfterEach
-    void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
-        if (namesrv != null) {
-            namesrv.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
-    }
-
     private String start(Duration ttl) throws Exception {
-        broker = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
-        namesrv = ScriptedPeer.start(Routes.nameServer(Map.of("TopicCached", Map.of("broker-a", broker.address()))));
-        gateway = TestGateway.builder().namesrv(namesrv.address()).routeTtl(ttl).start();
+        broker = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
+        namesrv = resources.add(ScriptedPeer.start(
+            Routes.nameServer(Map.of("TopicCached", Map.of("broker-a", broker.address())))));
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).routeTtl(ttl).start());
 
         String rewritten;
         try (RawClient client = RawClient.connect(gateway.port())) {

@@ -10,31 +10,28 @@ import io.netty.util.concurrent.Future;
 import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.routing.ClusterView;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.ScriptedPeer;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The gateway asks a name server for a route itself (pooled connection, its own opaque) and learns the answer. */
 class RouteQueriesTest {
 
     private final DefaultEventExecutor caller = new DefaultEventExecutor();
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer namesrv;
     private TestGateway gateway;
 
-    @AfterEach
-    void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
-        if (namesrv != null) {
-            namesrv.close();
-        }
-        caller.shutdownGracefully(0, 100, TimeUnit.MILLISECONDS).syncUninterruptibly();
+    {
+        // first in, so closed last: after the gateway and the name server
+        resources.add(() -> caller.shutdownGracefully(0, 100, TimeUnit.MILLISECONDS).syncUninterruptibly());
     }
 
     private static <T> T await(Future<T> f) throws Exception {
@@ -44,8 +41,9 @@ class RouteQueriesTest {
 
     @Test
     void aRefreshTeachesTheClusterViewAndATopicGoneIsForgotten() throws Exception {
-        namesrv = ScriptedPeer.start(Routes.nameServer(Map.of("TopicA", Map.of("broker-a", "127.0.0.1:10911"))));
-        gateway = TestGateway.builder().namesrv(namesrv.address()).start();
+        namesrv = resources.add(ScriptedPeer.start(
+            Routes.nameServer(Map.of("TopicA", Map.of("broker-a", "127.0.0.1:10911")))));
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).start());
         ClusterView cluster = gateway.gateway().cluster();
         RouteQueries queries = gateway.gateway().routeQueries();
 
@@ -63,7 +61,7 @@ class RouteQueriesTest {
 
     @Test
     void noNameServerFailsTheRefresh() throws Exception {
-        gateway = TestGateway.builder().namesrv("127.0.0.1:" + TestGateway.deadPort()).start();
+        gateway = resources.add(TestGateway.builder().namesrv("127.0.0.1:" + TestGateway.deadPort()).start());
         Future<Optional<ClusterView.TopicRoute>> f = gateway.gateway().routeQueries().refresh("TopicA", caller);
         assertTrue(f.await(5, TimeUnit.SECONDS));
         ExecutionException e = assertThrows(ExecutionException.class, f::get);

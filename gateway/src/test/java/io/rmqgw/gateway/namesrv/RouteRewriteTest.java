@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.gateway.testing.CoversCodes;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.testing.ScriptedPeer;
@@ -22,9 +23,9 @@ import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -36,6 +37,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class RouteRewriteTest {
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer brokerA;
     private ScriptedPeer brokerB;
     private ScriptedPeer namesrv;
@@ -43,8 +46,8 @@ class RouteRewriteTest {
 
     @BeforeEach
     void start() throws Exception {
-        brokerA = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
-        brokerB = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        brokerA = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
+        brokerB = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
         Map<String, Map<String, String>> topics = new LinkedHashMap<>();
         topics.put("TopicA", Map.of("broker-a", brokerA.address()));
         Map<String, String> two = new LinkedHashMap<>();
@@ -52,24 +55,16 @@ class RouteRewriteTest {
         two.put("broker-b", brokerB.address());
         topics.put("TopicAB", two);
         ScriptedPeer.Script routes = Routes.nameServer(topics);
-        namesrv = ScriptedPeer.start((c, f) -> {
+        namesrv = resources.add(ScriptedPeer.start((c, f) -> {
             if (f.code() == Routes.GET_ROUTEINFO_BY_TOPIC && "TopicBroken".equals(f.ext().get("topic"))) {
                 c.send(Wire.response(Wire.SUCCESS, f.opaque()).body("{\"brokerDatas\":[{\"brokerAddrs\":{\"0\":12}}]}").bytes());
             } else {
                 routes.onFrame(c, f);
             }
-        });
+        }));
         // no cluster info at start: listeners are bound only when a route names the brokers
-        gateway = TestGateway.builder().namesrv(namesrv.address()).start();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).start());
         assertEquals(Map.of(), gateway.gateway().brokerListeners());
-    }
-
-    @AfterEach
-    void tearDown() {
-        gateway.close();
-        namesrv.close();
-        brokerA.close();
-        brokerB.close();
     }
 
     static Stream<Arguments> clients() {

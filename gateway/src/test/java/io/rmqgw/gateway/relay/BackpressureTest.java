@@ -3,6 +3,7 @@ package io.rmqgw.gateway.relay;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
@@ -16,6 +17,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A peer that stops reading makes the gateway stop reading the other side (so its memory stays
@@ -28,6 +30,8 @@ class BackpressureTest {
     private static final int FRAMES = 1536; // 48 MiB
     private static final long TOTAL = (long) FRAMES * FRAME_BODY;
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
     private ScriptedPeer namesrv;
     private TestGateway gateway;
@@ -35,23 +39,20 @@ class BackpressureTest {
 
     @BeforeEach
     void start() throws Exception {
-        broker = ScriptedPeer.start((c, f) -> {
+        broker = resources.add(ScriptedPeer.start((c, f) -> {
             if (f.opaque() == 0) {
                 // the first frame of the client-to-broker test: stop reading until told
                 brokerMayRead.await(30, TimeUnit.SECONDS);
             }
-        });
-        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        }));
+        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
         namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = TestGateway.builder().namesrv(namesrv.address()).maxFrameLength(64 * 1024).start();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).maxFrameLength(64 * 1024).start());
     }
 
     @AfterEach
     void tearDown() {
         brokerMayRead.countDown();
-        gateway.close();
-        namesrv.close();
-        broker.close();
     }
 
     private static byte[] frame(int seq, boolean fromBroker) {

@@ -6,13 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rmqgw.gateway.config.FanoutConfig;
 import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.gateway.testing.TestGateway;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.BlackHole;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.Wire;
 import java.io.ByteArrayOutputStream;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Name servers whose connects never complete (accept queues full): what the gateway answers alone (the fan-out
@@ -25,22 +26,11 @@ class BlackHoledNameServerTest {
     /** Far past every read bound below: an answer held by the dial would come too late for them. */
     private static final Duration LONG_CONNECT = Duration.ofSeconds(30);
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private BlackHole hole;
     private BlackHole secondHole;
     private TestGateway gateway;
-
-    @AfterEach
-    void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
-        if (hole != null) {
-            hole.close();
-        }
-        if (secondHole != null) {
-            secondHole.close();
-        }
-    }
 
     private TestGateway gatewayBehind(Duration connectTimeout, String... namesrv) throws Exception {
         // the holes still hang up here: the start-up discovery fails at once
@@ -56,8 +46,8 @@ class BlackHoledNameServerTest {
 
     @Test
     void theFanoutRouteOnAFreshConnectionIsAnsweredWithoutWaitingForTheNameServer() throws Exception {
-        hole = BlackHole.listen();
-        gateway = gatewayBehind(LONG_CONNECT, hole.address());
+        hole = resources.add(BlackHole.listen());
+        gateway = resources.add(gatewayBehind(LONG_CONNECT, hole.address()));
         String fanoutBroker = gateway.gateway().fanout().listenerNow();
 
         try (RawClient client = RawClient.connect(gateway.port())) {
@@ -78,8 +68,8 @@ class BlackHoledNameServerTest {
     @Test
     void aRouteThatNeedsTheNameServerGetsItsErrorAfterTheConnectTimeoutAndDoesNotHoldBackTheFanoutRoute()
         throws Exception {
-        hole = BlackHole.listen();
-        gateway = gatewayBehind(Duration.ofSeconds(1), hole.address());
+        hole = resources.add(BlackHole.listen());
+        gateway = resources.add(gatewayBehind(Duration.ofSeconds(1), hole.address()));
 
         try (RawClient client = RawClient.connect(gateway.port())) {
             // pipelined in one write: the first needs the name server, the second does not
@@ -102,9 +92,9 @@ class BlackHoledNameServerTest {
 
     @Test
     void everyBlackHoledNameServerIsTriedOnceThenTheErrorNamesEach() throws Exception {
-        hole = BlackHole.listen();
-        secondHole = BlackHole.listen();
-        gateway = gatewayBehind(Duration.ofSeconds(1), hole.address(), secondHole.address());
+        hole = resources.add(BlackHole.listen());
+        secondHole = resources.add(BlackHole.listen());
+        gateway = resources.add(gatewayBehind(Duration.ofSeconds(1), hole.address(), secondHole.address()));
 
         try (RawClient client = RawClient.connect(gateway.port())) {
             client.send(Routes.request("TopicA", 453).opaque(21).bytes());

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.testing.Wire;
@@ -13,9 +14,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What protects the gateway from clients that hold connections without using them: no upstream
@@ -25,6 +26,8 @@ class ClientConnectionDefencesTest {
 
     private static final String BROKER = "broker";
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
     private ScriptedPeer namesrv;
     private TestGateway gateway;
@@ -32,18 +35,9 @@ class ClientConnectionDefencesTest {
     @BeforeEach
     void peers() throws Exception {
         // answers requests, but not the pulls it holds like a broker's long poll
-        broker = ScriptedPeer.broker(code -> code == RequestCode.PULL_MESSAGE);
-        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        broker = resources.add(ScriptedPeer.broker(code -> code == RequestCode.PULL_MESSAGE));
+        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
         namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-    }
-
-    @AfterEach
-    void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
-        namesrv.close();
-        broker.close();
     }
 
     private int port() {
@@ -56,7 +50,7 @@ class ClientConnectionDefencesTest {
 
     @Test
     void idleClientsHoldNoUpstreamConnection() throws Exception {
-        gateway = TestGateway.builder().namesrv(namesrv.address()).start();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).start());
         List<RawClient> idle = new ArrayList<>();
         try {
             for (int i = 0; i < 20; i++) {
@@ -74,8 +68,8 @@ class ClientConnectionDefencesTest {
 
     @Test
     void anIdleClientIsClosedButNotOneWaitingOnALongPoll() throws Exception {
-        gateway = TestGateway.builder().namesrv(namesrv.address()).longPollTimeout(Duration.ofSeconds(5))
-            .clientTimeouts(Duration.ofMillis(700), Duration.ZERO).start();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).longPollTimeout(Duration.ofSeconds(5))
+            .clientTimeouts(Duration.ofMillis(700), Duration.ZERO).start());
         try (RawClient idle = RawClient.connect(port()); RawClient polling = RawClient.connect(port())) {
             polling.send(Wire.request(RequestCode.PULL_MESSAGE).opaque(7).ext("topic", "TopicA").ext("consumerGroup", "cg")
                 .ext("queueId", "0").bytes());
@@ -92,8 +86,8 @@ class ClientConnectionDefencesTest {
 
     @Test
     void aFrameNeverFinishedClosesItsConnection() throws Exception {
-        gateway = TestGateway.builder().namesrv(namesrv.address()).clientTimeouts(Duration.ZERO, Duration.ofMillis(800))
-            .start();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address())
+            .clientTimeouts(Duration.ZERO, Duration.ofMillis(800)).start());
         byte[] whole = Wire.request(RequestCode.GET_MAX_OFFSET).opaque(3).body(new byte[200]).bytes();
         try (RawClient slow = RawClient.connect(port()); RawClient fine = RawClient.connect(port())) {
             slow.send(java.util.Arrays.copyOf(whole, 100)); // half a frame, then nothing
@@ -106,7 +100,7 @@ class ClientConnectionDefencesTest {
 
     @Test
     void connectionsPastTheLimitsAreRefusedAndCounted() throws Exception {
-        gateway = TestGateway.builder().namesrv(namesrv.address()).connectionLimits(0, 2).start();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).connectionLimits(0, 2).start());
         try (RawClient first = RawClient.connect(port()); RawClient second = RawClient.connect(port())) {
             // accepts run on several event loops: let the first two be admitted before the third comes
             for (RawClient c : List.of(first, second)) {
@@ -133,7 +127,7 @@ class ClientConnectionDefencesTest {
 
     @Test
     void theTotalLimitCountsEveryListener() throws Exception {
-        gateway = TestGateway.builder().namesrv(namesrv.address()).connectionLimits(1, 0).start();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).connectionLimits(1, 0).start());
         try (RawClient toBroker = RawClient.connect(port())) {
             toBroker.send(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(1).bytes());
             assertEquals(1, toBroker.read().opaque());

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.testing.ScriptedPeer;
@@ -19,12 +20,15 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** {@code Gateway.close(drain)}: stop accepting at once, let requests in flight finish, then close. */
 class GatewayDrainTest {
 
     private static final int SLOW = 4500;
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private TestGateway gateway;
     private ScriptedPeer namesrv;
     private ScriptedPeer broker;
@@ -33,15 +37,6 @@ class GatewayDrainTest {
     @AfterEach
     void tearDown() {
         release.countDown();
-        if (gateway != null) {
-            gateway.close();
-        }
-        if (namesrv != null) {
-            namesrv.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
     }
 
     /** Answers SLOW requests 200 ms after the test lets it (so the test can look at the gateway meanwhile). */
@@ -57,10 +52,11 @@ class GatewayDrainTest {
 
     @Test
     void closeStopsAcceptingAtOnceAndLetsTheRequestInFlightFinish() throws Exception {
-        namesrv = ScriptedPeer.start(slow);
-        broker = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        namesrv = resources.add(ScriptedPeer.start(slow));
+        broker = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
         namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = TestGateway.builder().namesrv(namesrv.address()).drainTimeout(Duration.ofSeconds(5)).start();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address())
+            .drainTimeout(Duration.ofSeconds(5)).start());
         int listenPort = gateway.port();
         int brokerPort = gateway.brokerPort(broker.address());
 
@@ -91,8 +87,9 @@ class GatewayDrainTest {
 
     @Test
     void closeGivesUpAfterTheDrainTimeout() throws Exception {
-        namesrv = ScriptedPeer.start(slow);
-        gateway = TestGateway.builder().namesrv(namesrv.address()).requestTimeout(Duration.ofSeconds(30)).start();
+        namesrv = resources.add(ScriptedPeer.start(slow));
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address())
+            .requestTimeout(Duration.ofSeconds(30)).start());
         try (RawClient client = RawClient.connect(gateway.port())) {
             client.send(Wire.request(SLOW).opaque(62).bytes());
             namesrv.awaitFrame(f -> f.opaque() == 62, RawClient.WAIT);
@@ -107,9 +104,9 @@ class GatewayDrainTest {
     @Test
     void brokerNamedByARouteAnsweredDuringTheDrainGetsNoAcceptingListener() throws Exception {
         CountDownLatch releaseSecond = new CountDownLatch(1);
-        broker = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        broker = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
         String route = Routes.body("broker-late", broker.address(), false);
-        namesrv = ScriptedPeer.start((c, f) -> {
+        namesrv = resources.add(ScriptedPeer.start((c, f) -> {
             if (f.isResponse()) {
                 return;
             }
@@ -121,8 +118,9 @@ class GatewayDrainTest {
             } else if (f.code() == SLOW && releaseSecond.await(10, TimeUnit.SECONDS)) {
                 c.send(Wire.response(Wire.SUCCESS, f.opaque()).remark("second").bytes());
             }
-        });
-        gateway = TestGateway.builder().namesrv(namesrv.address()).drainTimeout(Duration.ofSeconds(5)).start();
+        }));
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address())
+            .drainTimeout(Duration.ofSeconds(5)).start());
         Thread closer = new Thread(() -> gateway.gateway().close(Duration.ofSeconds(5)), "gateway-close");
         try (RawClient routeClient = RawClient.connect(gateway.port()); RawClient other = RawClient.connect(gateway.port())) {
             routeClient.send(Routes.request("TopicLate", 453).opaque(71).bytes());
@@ -164,8 +162,8 @@ class GatewayDrainTest {
 
     @Test
     void closeIsIdempotent() throws Exception {
-        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
-        gateway = TestGateway.builder().namesrv(namesrv.address()).start();
+        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).start());
         int port = gateway.port();
         gateway.gateway().close(Duration.ZERO);
         gateway.gateway().close(Duration.ZERO);

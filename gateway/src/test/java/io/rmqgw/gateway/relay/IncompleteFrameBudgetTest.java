@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.testing.Wire;
@@ -13,9 +14,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Half-sent frames: what all client connections hold in frames not yet whole stays within
@@ -31,20 +32,14 @@ class IncompleteFrameBudgetTest {
     private static final long BUDGET = 5L * PART / 2; // two and a half partial frames
     private static final String ROLE = "namesrv";
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer namesrv;
     private TestGateway gateway;
 
     @BeforeEach
     void start() throws Exception {
-        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
-    }
-
-    @AfterEach
-    void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
-        namesrv.close();
+        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
     }
 
     private static byte[] largeFrame(int opaque) {
@@ -60,8 +55,8 @@ class IncompleteFrameBudgetTest {
 
     @Test
     void halfSentFramesStayWithinTheBudgetThenGoAtTheFrameTimeout() throws Exception {
-        gateway = TestGateway.builder().namesrv(namesrv.address()).maxFrameLength(1024 * 1024)
-            .clientTimeouts(Duration.ZERO, Duration.ofSeconds(2)).incompleteFrames(1024 * 1024, BUDGET).start();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).maxFrameLength(1024 * 1024)
+            .clientTimeouts(Duration.ZERO, Duration.ofSeconds(2)).incompleteFrames(1024 * 1024, BUDGET).start());
         List<RawClient> stalled = new ArrayList<>();
         try (RawClient healthy = RawClient.connect(gateway.port())) {
             roundTrip(healthy, 1);
@@ -103,8 +98,8 @@ class IncompleteFrameBudgetTest {
 
     @Test
     void aFrameOverTheConnectionBoundIsRefusedWhenItsLengthArrives() throws Exception {
-        gateway = TestGateway.builder().namesrv(namesrv.address()).maxFrameLength(1024 * 1024)
-            .incompleteFrames(2 * PART, BUDGET).start();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).maxFrameLength(1024 * 1024)
+            .incompleteFrames(2 * PART, BUDGET).start());
         try (RawClient healthy = RawClient.connect(gateway.port()); RawClient big = RawClient.connect(gateway.port())) {
             big.send(Arrays.copyOf(largeFrame(5), 16)); // the length alone: 400 KiB > 200 KiB
             big.assertClosedBy();

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.gateway.testing.TestGateway;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.testing.Wire;
@@ -15,8 +16,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.rocketmq.common.MQVersion;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -32,6 +33,8 @@ class LitePullTranslationTest {
     private static final int REQUEST_CODE_NOT_SUPPORTED = 3;
     private static final int PULL_NOT_FOUND = 19;
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
     private ScriptedPeer namesrv;
     private TestGateway gateway;
@@ -40,23 +43,10 @@ class LitePullTranslationTest {
     private volatile boolean knows361;
     private final List<Integer> silentCodes = new CopyOnWriteArrayList<>();
 
-    @AfterEach
-    void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
-        if (namesrv != null) {
-            namesrv.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
-    }
-
     private void start(int version, boolean serves361) throws Exception {
         brokerVersion = version;
         knows361 = serves361;
-        broker = ScriptedPeer.start((c, f) -> {
+        broker = resources.add(ScriptedPeer.start((c, f) -> {
             if (f.isResponse() || f.isOneway() || silentCodes.contains(f.code())) {
                 return;
             }
@@ -74,11 +64,11 @@ class LitePullTranslationTest {
                     .ext("offset", "5").bytes();
             }
             c.send(answer);
-        });
-        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        }));
+        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
         namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = TestGateway.builder().namesrv(namesrv.address())
-            .requestTimeout(Duration.ofMillis(500)).longPollTimeout(Duration.ofMillis(800)).start();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address())
+            .requestTimeout(Duration.ofMillis(500)).longPollTimeout(Duration.ofMillis(800)).start());
     }
 
     private int brokerPort() {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.codec.frame.MalformedReason;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
@@ -17,9 +18,9 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -33,19 +34,15 @@ class MalformedClientInputTest {
     private static final int MAX_FRAME = 64 * 1024;
     private static final int CODE = 4300;
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private TestGateway gateway;
     private ScriptedPeer namesrv;
 
     @BeforeEach
     void start() throws Exception {
-        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
-        gateway = TestGateway.builder().namesrv(namesrv.address()).maxFrameLength(MAX_FRAME).start();
-    }
-
-    @AfterEach
-    void tearDown() {
-        gateway.close();
-        namesrv.close();
+        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).maxFrameLength(MAX_FRAME).start());
     }
 
     static Stream<Arguments> malformed() {

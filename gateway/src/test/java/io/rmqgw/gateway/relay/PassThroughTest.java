@@ -3,6 +3,7 @@ package io.rmqgw.gateway.relay;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
@@ -12,9 +13,9 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.apache.rocketmq.remoting.protocol.LanguageCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -24,6 +25,8 @@ class PassThroughTest {
 
     private static final String UNICODE = "h\u00e9llo \u2713 \uD83D\uDE80 \"q\" back\\slash\ttab \u0001\u0002";
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private TestGateway gateway;
     private ScriptedPeer namesrv;
     /** What the scripted name server answers to the next request: exact bytes with the opaque patched in. */
@@ -31,7 +34,7 @@ class PassThroughTest {
 
     @BeforeEach
     void start() throws Exception {
-        namesrv = ScriptedPeer.start((c, f) -> {
+        namesrv = resources.add(ScriptedPeer.start((c, f) -> {
             if (!f.isResponse() && !f.isOneway()) {
                 byte[] answer;
                 synchronized (answers) {
@@ -39,14 +42,8 @@ class PassThroughTest {
                 }
                 c.send(answer);
             }
-        });
-        gateway = TestGateway.builder().namesrv(namesrv.address()).start();
-    }
-
-    @AfterEach
-    void tearDown() {
-        gateway.close();
-        namesrv.close();
+        }));
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).start());
     }
 
     static Stream<Arguments> unknownRequests() {

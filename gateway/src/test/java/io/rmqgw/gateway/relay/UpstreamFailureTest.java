@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
@@ -14,8 +15,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -32,21 +33,13 @@ class UpstreamFailureTest {
     private static final int GARBAGE = 4245;
     private static final Duration REQUEST_TIMEOUT = Duration.ofMillis(300);
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private TestGateway gateway;
     private ScriptedPeer namesrv;
 
-    @AfterEach
-    void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
-        if (namesrv != null) {
-            namesrv.close();
-        }
-    }
-
     private void start() throws Exception {
-        namesrv = ScriptedPeer.start((c, f) -> {
+        namesrv = resources.add(ScriptedPeer.start((c, f) -> {
             if (f.isResponse()) {
                 return;
             }
@@ -59,8 +52,9 @@ class UpstreamFailureTest {
                     // UNANSWERED and oneway requests: silence
                 }
             }
-        });
-        gateway = TestGateway.builder().namesrv(namesrv.address()).requestTimeout(REQUEST_TIMEOUT).start();
+        }));
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address())
+            .requestTimeout(REQUEST_TIMEOUT).start());
     }
 
     @ParameterizedTest

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
@@ -12,8 +13,8 @@ import io.rmqgw.testing.Wire;
 import io.rmqgw.metrics.GatewayMetrics.UpstreamFailure;
 import java.time.Duration;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -27,25 +28,17 @@ class UpstreamUnavailableTest {
     /** Bounds a silent DNS server (resolver query timeout, 5 s by default, and its retries); a hang would pass it. */
     private static final Duration RESOLVE_BOUND = Duration.ofSeconds(30);
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private TestGateway gateway;
     private ScriptedPeer namesrv;
-
-    @AfterEach
-    void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
-        if (namesrv != null) {
-            namesrv.close();
-        }
-    }
 
     @ParameterizedTest
     @EnumSource(SerializeType.class)
     void unreachableNameServerIsAnsweredWithSystemErrorInTheRequestsEncodingAndRetriesAreAnsweredToo(SerializeType type)
         throws Exception {
         int dead = TestGateway.deadPort();
-        gateway = TestGateway.builder().namesrv("127.0.0.1:" + dead).start();
+        gateway = resources.add(TestGateway.builder().namesrv("127.0.0.1:" + dead).start());
 
         try (RawClient client = RawClient.connect(gateway.port())) {
             client.send(Wire.request(GET_ALL_TOPIC_LIST_FROM_NAMESERVER).opaque(4711).type(type).bytes());
@@ -70,7 +63,7 @@ class UpstreamUnavailableTest {
     void routeRequestWithNothingCachedIsAnsweredWithSystemErrorNamingEveryNameServer() throws Exception {
         int dead1 = TestGateway.deadPort();
         int dead2 = TestGateway.deadPort();
-        gateway = TestGateway.builder().namesrv("127.0.0.1:" + dead1, "127.0.0.1:" + dead2).start();
+        gateway = resources.add(TestGateway.builder().namesrv("127.0.0.1:" + dead1, "127.0.0.1:" + dead2).start());
 
         try (RawClient client = RawClient.connect(gateway.port())) {
             client.send(Wire.request(105).opaque(12).ext("topic", "TopicNeverSeen").bytes());
@@ -86,7 +79,7 @@ class UpstreamUnavailableTest {
 
     @Test
     void onewayRequestWithoutUpstreamIsNotAnsweredAndTheConnectionCloses() throws Exception {
-        gateway = TestGateway.builder().namesrv("127.0.0.1:" + TestGateway.deadPort()).start();
+        gateway = resources.add(TestGateway.builder().namesrv("127.0.0.1:" + TestGateway.deadPort()).start());
         try (RawClient client = RawClient.connect(gateway.port())) {
             client.send(Wire.request(GET_ALL_TOPIC_LIST_FROM_NAMESERVER).opaque(5).oneway().bytes());
             client.assertClosedBy();
@@ -96,9 +89,9 @@ class UpstreamUnavailableTest {
     @Test
     void failsOverWhenTheNameServerInUseDies() throws Exception {
         ScriptedPeer first = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
-        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
         try {
-            gateway = TestGateway.builder().namesrv(first.address(), namesrv.address()).start();
+            gateway = resources.add(TestGateway.builder().namesrv(first.address(), namesrv.address()).start());
             try (RawClient client = RawClient.connect(gateway.port())) {
                 client.send(Wire.request(GET_ALL_TOPIC_LIST_FROM_NAMESERVER).opaque(1).bytes());
                 assertEquals(1, first.awaitFrame(RawClient.WAIT).frame().opaque());
@@ -120,9 +113,9 @@ class UpstreamUnavailableTest {
 
     @Test
     void failsOverToTheNextNameServerWhenTheFirstIsDead() throws Exception {
-        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
         int dead = TestGateway.deadPort();
-        gateway = TestGateway.builder().namesrv("127.0.0.1:" + dead, namesrv.address()).start();
+        gateway = resources.add(TestGateway.builder().namesrv("127.0.0.1:" + dead, namesrv.address()).start());
 
         for (int round = 0; round < 2; round++) {
             try (RawClient client = RawClient.connect(gateway.port())) {
@@ -142,8 +135,8 @@ class UpstreamUnavailableTest {
     @Test
     void aNameServerNamedLocalhostIsResolvedWhenDialedAndServesRequests() throws Exception {
         // resolved by the dialer's non-blocking resolver, which reads the hosts file before asking DNS
-        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
-        gateway = TestGateway.builder().namesrv("localhost:" + namesrv.port()).start();
+        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
+        gateway = resources.add(TestGateway.builder().namesrv("localhost:" + namesrv.port()).start());
 
         try (RawClient client = RawClient.connect(gateway.port())) {
             client.send(Wire.request(GET_ALL_TOPIC_LIST_FROM_NAMESERVER).opaque(31).bytes());
@@ -158,7 +151,7 @@ class UpstreamUnavailableTest {
     @Test
     void aNameServerNameThatDoesNotResolveIsAnsweredAsUnreachableSayingSo() throws Exception {
         String unresolvable = "no-such-host.invalid:9876";
-        gateway = TestGateway.builder().namesrv(unresolvable).start();
+        gateway = resources.add(TestGateway.builder().namesrv(unresolvable).start());
 
         try (RawClient client = RawClient.connect(gateway.port())) {
             client.send(Wire.request(GET_ALL_TOPIC_LIST_FROM_NAMESERVER).opaque(32).bytes());

@@ -18,6 +18,7 @@ import io.rmqgw.gateway.config.HostPort;
 import io.rmqgw.gateway.config.NamesConfig;
 import io.rmqgw.gateway.config.PortRange;
 import io.rmqgw.gateway.config.UpstreamConfig;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.testing.ScriptedPeer;
@@ -31,9 +32,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@link Gateway#reload}: what a reload changes applies to the next dial, request or frame, connections
@@ -48,6 +49,8 @@ class GatewayReloadTest {
     private static final String UPSTREAM = "upstream";
     private static final String EDGE = "names, header encodings, downstream";
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
     private ScriptedPeer namesrvA;
     private ScriptedPeer namesrvB;
@@ -57,32 +60,22 @@ class GatewayReloadTest {
 
     @BeforeEach
     void start() throws Exception {
-        broker = ScriptedPeer.start((c, f) -> {
+        broker = resources.add(ScriptedPeer.start((c, f) -> {
             if (f.isResponse() || f.isOneway() || (f.code() == GET_MAX_OFFSET && !brokerAnswers.get())) {
                 return;
             }
             c.send(Wire.response(Wire.SUCCESS, f.opaque()).type(f.serializeType()).remark("broker " + f.code()).bytes());
-        });
+        }));
         Map<String, Map<String, String>> routes = Map.of("TopicA", Map.of("broker-a", broker.address()));
-        namesrvA = ScriptedPeer.start(Routes.nameServer(routes));
+        namesrvA = resources.add(ScriptedPeer.start(Routes.nameServer(routes)));
         namesrvA.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        namesrvB = ScriptedPeer.start(Routes.nameServer(routes));
+        namesrvB = resources.add(ScriptedPeer.start(Routes.nameServer(routes)));
         namesrvB.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
     }
 
     private void startGateway(Duration requestTimeout, HeaderEncoding encoding, NamesConfig names) throws Exception {
-        gateway = TestGateway.builder().namesrv(namesrvA.address()).requestTimeout(requestTimeout)
-            .headerEncoding(encoding).names(names).start();
-    }
-
-    @AfterEach
-    void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
-        namesrvA.close();
-        namesrvB.close();
-        broker.close();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrvA.address()).requestTimeout(requestTimeout)
+            .headerEncoding(encoding).names(names).start());
     }
 
     // ---- building the next configuration ----

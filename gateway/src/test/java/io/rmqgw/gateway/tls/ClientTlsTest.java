@@ -9,6 +9,7 @@ import io.rmqgw.gateway.config.TlsConfig;
 import io.rmqgw.gateway.config.TlsMode;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.testing.TestCerts;
@@ -20,9 +21,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -35,6 +36,8 @@ class ClientTlsTest {
     @TempDir
     Path dir;
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
     private ScriptedPeer namesrv;
     private TestGateway gateway;
@@ -43,21 +46,12 @@ class ClientTlsTest {
 
     @BeforeEach
     void peers() throws Exception {
-        broker = ScriptedPeer.broker(code -> false);
-        namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
+        broker = resources.add(ScriptedPeer.broker(code -> false));
+        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
         namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
         cert = dir.resolve("gateway.crt");
         key = dir.resolve("gateway.key");
         TestCerts.write(Cert.A, cert, key);
-    }
-
-    @AfterEach
-    void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
-        namesrv.close();
-        broker.close();
     }
 
     private TestGateway start(TlsConfig tls) throws InterruptedException {
@@ -85,7 +79,7 @@ class ClientTlsTest {
 
     @Test
     void permissiveServesTlsAndPlainClientsOnEveryListener() throws Exception {
-        gateway = start(tls(TlsMode.PERMISSIVE));
+        gateway = resources.add(start(tls(TlsMode.PERMISSIVE)));
         for (int port : List.of(gateway.port(), brokerPort())) {
             try (RawClient secure = RawClient.connectTls(port); RawClient plain = RawClient.connect(port)) {
                 roundTrip(secure, 1);
@@ -99,7 +93,7 @@ class ClientTlsTest {
 
     @Test
     void enforcingClosesPlainClientsWithACountedReason() throws Exception {
-        gateway = start(tls(TlsMode.ENFORCING));
+        gateway = resources.add(start(tls(TlsMode.ENFORCING)));
         try (RawClient plain = RawClient.connect(brokerPort())) {
             plain.send(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(1).bytes());
             plain.assertClosedBy(Duration.ofSeconds(5));
@@ -119,7 +113,7 @@ class ClientTlsTest {
 
     @Test
     void aBrokenHandshakeIsClosedAndCounted() throws Exception {
-        gateway = start(tls(TlsMode.PERMISSIVE));
+        gateway = resources.add(start(tls(TlsMode.PERMISSIVE)));
         try (Socket garbage = new Socket("127.0.0.1", brokerPort())) {
             garbage.setSoTimeout(5_000);
             // a TLS record header (handshake, TLS 1.0, 5 bytes) followed by nonsense
@@ -134,7 +128,7 @@ class ClientTlsTest {
 
     @Test
     void aChangedCertificateFileReachesNewConnectionsWhileOpenOnesKeepWorking() throws Exception {
-        gateway = start(tls(TlsMode.ENFORCING));
+        gateway = resources.add(start(tls(TlsMode.ENFORCING)));
         try (RawClient open = RawClient.connectTls(brokerPort())) {
             roundTrip(open, 1);
             TestCerts.write(Cert.B, cert, key);
@@ -153,7 +147,7 @@ class ClientTlsTest {
 
     @Test
     void aCertificateRenewedFileByFileIsTakenOnlyOnceItsKeyMatches() throws Exception {
-        gateway = start(tls(TlsMode.ENFORCING));
+        gateway = resources.add(start(tls(TlsMode.ENFORCING)));
         Path certB = dir.resolve("b.crt");
         Path keyB = dir.resolve("b.key");
         TestCerts.write(Cert.B, certB, keyB);
@@ -183,7 +177,8 @@ class ClientTlsTest {
 
     @Test
     void aReloadReadsTheFilesAgainAndCanTurnTlsOffOrRefuseBadFiles() throws Exception {
-        gateway = start(new TlsConfig(true, cert.toString(), key.toString(), null, TlsMode.ENFORCING, Duration.ZERO));
+        gateway = resources.add(start(new TlsConfig(true, cert.toString(), key.toString(), null, TlsMode.ENFORCING,
+            Duration.ZERO)));
         TestCerts.write(Cert.B, cert, key);
         var config = gateway.gateway().config();
         assertTrue(gateway.gateway().reload(config).applied().contains("tls"), "same settings, new file contents");

@@ -15,6 +15,7 @@ import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.LeakCheckExtension;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -28,9 +29,9 @@ import java.util.TreeSet;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
@@ -49,6 +50,8 @@ class BypassTest {
     /** A pull from this offset is held by the scripted brokers and never answered. */
     private static final String HELD_OFFSET = "999";
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer brokerA;
     private ScriptedPeer brokerB;
     private ScriptedPeer namesrv;
@@ -56,20 +59,12 @@ class BypassTest {
 
     @BeforeEach
     void start() throws Exception {
-        brokerA = ScriptedPeer.start(ScriptedPeer.answering(request -> answer("broker-a", request)));
-        brokerB = ScriptedPeer.start(ScriptedPeer.answering(request -> answer("broker-b", request)));
-        namesrv = ScriptedPeer.start(Routes.nameServer(Map.of(TOPIC, Map.of("broker-a", brokerA.address(),
-            "broker-b", brokerB.address()))));
-        gateway = TestGateway.builder().namesrv(namesrv.address()).requestTimeout(Duration.ofSeconds(5))
-            .virtualQueues(new VirtualQueueConfig(SERVED, TOPIC, 2, null, null, null, null, null, null)).start();
-    }
-
-    @AfterEach
-    void tearDown() {
-        gateway.close();
-        namesrv.close();
-        brokerA.close();
-        brokerB.close();
+        brokerA = resources.add(ScriptedPeer.start(ScriptedPeer.answering(request -> answer("broker-a", request))));
+        brokerB = resources.add(ScriptedPeer.start(ScriptedPeer.answering(request -> answer("broker-b", request))));
+        namesrv = resources.add(ScriptedPeer.start(Routes.nameServer(Map.of(TOPIC, Map.of("broker-a", brokerA.address(),
+            "broker-b", brokerB.address())))));
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).requestTimeout(Duration.ofSeconds(5))
+            .virtualQueues(new VirtualQueueConfig(SERVED, TOPIC, 2, null, null, null, null, null, null)).start());
     }
 
     /**

@@ -9,6 +9,7 @@ import io.rmqgw.gateway.config.VirtualQueueConfig;
 import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.gateway.testing.TestGateway;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.LeakCheckExtension;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -20,9 +21,9 @@ import java.util.concurrent.TimeUnit;
 import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
@@ -37,25 +38,20 @@ class VirtualBrokerTest {
     private static final String TOPIC = "TopicV";
     private static final String GROUP = "GID_virtual";
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
     private ScriptedPeer namesrv;
     private TestGateway gateway;
 
     @BeforeEach
     void start() throws Exception {
-        broker = ScriptedPeer.broker(code -> false);
-        namesrv = ScriptedPeer.start(Routes.nameServer(Map.of(TOPIC, Map.of("broker-a", broker.address()),
-            "TopicPlain", Map.of("broker-a", broker.address()))));
+        broker = resources.add(ScriptedPeer.broker(code -> false));
+        namesrv = resources.add(ScriptedPeer.start(Routes.nameServer(Map.of(TOPIC, Map.of("broker-a", broker.address()),
+            "TopicPlain", Map.of("broker-a", broker.address())))));
         namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = TestGateway.builder().namesrv(namesrv.address()).requestTimeout(Duration.ofSeconds(5))
-            .virtualQueues(new VirtualQueueConfig(GROUP, TOPIC, 3, null, null, null, null, null, null)).start();
-    }
-
-    @AfterEach
-    void tearDown() {
-        gateway.close();
-        namesrv.close();
-        broker.close();
+        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).requestTimeout(Duration.ofSeconds(5))
+            .virtualQueues(new VirtualQueueConfig(GROUP, TOPIC, 3, null, null, null, null, null, null)).start());
     }
 
     private int virtualPort() throws Exception {

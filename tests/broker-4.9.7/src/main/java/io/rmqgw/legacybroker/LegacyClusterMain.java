@@ -1,15 +1,13 @@
 package io.rmqgw.legacybroker;
 
 import io.netty.bootstrap.ServerBootstrap;
-import java.io.InputStream;
-import java.io.PrintStream;
+import io.rmqgw.embedded.LoopbackConfigs;
+import io.rmqgw.forked.ForkedMain;
 import java.lang.reflect.Field;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.rocketmq.broker.BrokerController;
@@ -24,8 +22,6 @@ import org.apache.rocketmq.namesrv.NamesrvController;
 import org.apache.rocketmq.remoting.netty.NettyClientConfig;
 import org.apache.rocketmq.remoting.netty.NettyServerConfig;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
-import org.apache.rocketmq.store.config.BrokerRole;
-import org.apache.rocketmq.store.config.FlushDiskType;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
 
 /**
@@ -51,17 +47,13 @@ import org.apache.rocketmq.store.config.MessageStoreConfig;
  */
 public final class LegacyClusterMain {
 
-    private static final String LOOPBACK = "127.0.0.1";
+    private static final String LOOPBACK = LoopbackConfigs.LOOPBACK;
 
     private LegacyClusterMain() {
     }
 
     public static void main(String[] argv) throws Exception {
-        PrintStream out = System.out;
-        Map<String, String> a = new HashMap<>();
-        for (int i = 0; i + 1 < argv.length; i += 2) {
-            a.put(argv[i].replaceFirst("^--", ""), argv[i + 1]);
-        }
+        Map<String, String> a = ForkedMain.options(argv);
         NamesrvController namesrv;
         BrokerController broker;
         try {
@@ -69,12 +61,7 @@ public final class LegacyClusterMain {
             // reads a version-0 registration the pre-3.0.11 way, which drops every topic of it
             System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION));
             Path dir = Paths.get(a.get("dir")).toAbsolutePath();
-            Properties overrides = new Properties();
-            if (a.containsKey("overrides")) {
-                try (InputStream file = Files.newInputStream(Paths.get(a.get("overrides")))) {
-                    overrides.load(file);
-                }
-            }
+            Properties overrides = ForkedMain.overrides(a);
             int namesrvPort = Integer.parseInt(a.get("namesrv-port"));
             namesrv = startNamesrv(dir, namesrvPort);
             broker = startBroker(dir, LOOPBACK + ":" + namesrvPort, Integer.parseInt(a.get("broker-port")),
@@ -91,10 +78,7 @@ public final class LegacyClusterMain {
             // at once rather than at the next periodic registration (30 s)
             broker.registerBrokerAll(true, false, true);
         } catch (Throwable t) {
-            t.printStackTrace();
-            out.println("FAILED " + t);
-            out.flush();
-            Runtime.getRuntime().halt(1);
+            ForkedMain.failed(t);
             return;
         }
         NamesrvController namesrvToStop = namesrv;
@@ -103,21 +87,13 @@ public final class LegacyClusterMain {
             brokerToStop.shutdown();
             namesrvToStop.shutdown();
         }, "legacy-cluster-shutdown"));
-        out.println("READY " + LOOPBACK + ":" + a.get("namesrv-port") + " " + LOOPBACK + ":" + a.get("broker-port"));
-        out.flush();
-        InputStream in = System.in;
-        byte[] buffer = new byte[256];
-        while (in.read(buffer) >= 0) {
-            // ignore input
-        }
+        ForkedMain.ready(LOOPBACK + ":" + a.get("namesrv-port") + " " + LOOPBACK + ":" + a.get("broker-port"));
+        ForkedMain.awaitParentGone();
         Runtime.getRuntime().halt(0);
     }
 
     private static NamesrvController startNamesrv(Path dir, int port) throws Exception {
-        NamesrvConfig config = new NamesrvConfig();
-        config.setRocketmqHome(dir.resolve("home").toString());
-        config.setKvConfigPath(dir.resolve("namesrv").resolve("kvConfig.json").toString());
-        config.setConfigStorePath(dir.resolve("namesrv").resolve("namesrv.properties").toString());
+        NamesrvConfig config = LoopbackConfigs.namesrv(dir);
         NettyServerConfig server = new NettyServerConfig();
         server.setListenPort(port);
         NamesrvController controller = new NamesrvController(config, server);
@@ -132,28 +108,12 @@ public final class LegacyClusterMain {
     private static BrokerController startBroker(Path dir, String namesrvAddress, int port, String clusterName,
                                                 String brokerName, Properties overrides) throws Exception {
         Path store = dir.resolve("store");
-        BrokerConfig broker = new BrokerConfig();
-        broker.setRocketmqHome(dir.resolve("home").toString());
-        broker.setNamesrvAddr(namesrvAddress);
-        broker.setBrokerClusterName(clusterName);
-        broker.setBrokerName(brokerName);
-        broker.setBrokerId(MixAll.MASTER_ID);
+        BrokerConfig broker = LoopbackConfigs.broker(dir, namesrvAddress, clusterName, brokerName);
+        // topics are the ones --topics creates
         broker.setAutoCreateTopicEnable(false);
-        broker.setAutoCreateSubscriptionGroup(true);
-        // a loaded 2-core machine exceeds the stock 200 ms now and then ("broker busy")
-        broker.setWaitTimeMillsInSendQueue(1_000);
         NettyServerConfig server = new NettyServerConfig();
         NettyClientConfig client = new NettyClientConfig();
-        MessageStoreConfig storeConfig = new MessageStoreConfig();
-        storeConfig.setStorePathRootDir(store.toString());
-        storeConfig.setStorePathCommitLog(store.resolve("commitlog").toString());
-        // test-sized files (stock: 1 GiB commit log files, 5.7 MiB consume queues, 420 MiB index)
-        storeConfig.setMappedFileSizeCommitLog(64 * 1024 * 1024);
-        storeConfig.setMappedFileSizeConsumeQueue(30_000 * 20);
-        storeConfig.setMaxHashSlotNum(50_000);
-        storeConfig.setMaxIndexNum(200_000);
-        storeConfig.setFlushDiskType(FlushDiskType.ASYNC_FLUSH);
-        storeConfig.setBrokerRole(BrokerRole.ASYNC_MASTER);
+        MessageStoreConfig storeConfig = LoopbackConfigs.store(store);
         MixAll.properties2Object(overrides, broker);
         MixAll.properties2Object(overrides, storeConfig);
         // not overridable: loopback only, fixed ports

@@ -17,6 +17,7 @@ import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
+import io.rmqgw.testing.Closer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,10 +41,10 @@ import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -66,6 +67,8 @@ class AclIT {
     static final String SECRET = "rmqgw-acl-secret-1";
     static final String WRONG_SECRET = "not-the-secret";
 
+    @RegisterExtension
+    static final Closer CLOSER = Closer.allTests();
     static ForkedBroker broker;
     static GatewayFixture toBinary;
     static GatewayFixture toJson;
@@ -92,11 +95,11 @@ class AclIT {
         acl.setProperty("innerClientAuthenticationCredentials",
             "{\"accessKey\":\"" + USER + "\",\"secretKey\":\"" + SECRET + "\"}");
         // its own name server: the broker's ACL must not affect the shared cluster
-        broker = ForkedBroker.create(cluster.dir().resolve("acl-broker"), null, "ItAclCluster", "it-acl-a", acl)
-            .start();
+        broker = CLOSER.add(ForkedBroker.create(cluster.dir().resolve("acl-broker"), null, "ItAclCluster", "it-acl-a",
+            acl).start());
         System.err.println("[it] " + broker + " (ACL 2.0) started in " + broker.lastStartTime().toMillis() + " ms");
-        toBinary = GatewayFixture.start(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ);
-        toJson = GatewayFixture.start(broker.namesrvAddress(), HeaderEncoding.JSON);
+        toBinary = CLOSER.add(GatewayFixture.start(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ));
+        toJson = CLOSER.add(GatewayFixture.start(broker.namesrvAddress(), HeaderEncoding.JSON));
 
         fanA = cluster.topic("acl_fan_a");
         fanB = cluster.topic("acl_fan_b");
@@ -109,34 +112,15 @@ class AclIT {
         FanoutConfig fanout = new FanoutConfig(true, null, null, null, null, null);
         List<VirtualQueueConfig> vq = List.of(new VirtualQueueConfig(vqGroup, vqTopic, 2, null, null, null, null, null,
             null));
-        ownSigned = GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
+        ownSigned = CLOSER.add(GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
             .withUpstream(c.upstream().withAcl(new UpstreamAclConfig(USER, SECRET))).withFanout(fanout)
-            .withVirtualQueues(vq));
-        ownUnsigned = GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ,
-            c -> c.withFanout(fanout));
+            .withVirtualQueues(vq)));
+        ownUnsigned = CLOSER.add(GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ,
+            c -> c.withFanout(fanout)));
     }
 
     private static AclClientRPCHook hook(String secret) {
         return new AclClientRPCHook(new SessionCredentials(USER, secret));
-    }
-
-    @AfterAll
-    static void tearDown() throws Exception {
-        if (toBinary != null) {
-            toBinary.close();
-        }
-        if (toJson != null) {
-            toJson.close();
-        }
-        if (ownSigned != null) {
-            ownSigned.close();
-        }
-        if (ownUnsigned != null) {
-            ownUnsigned.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
     }
 
     private static ScenarioRunner.Spec signed(ClientVersion version, String scenario, String namesrv, String topic,

@@ -18,6 +18,7 @@ import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioProcess;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
+import io.rmqgw.testing.Closer;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -40,10 +41,10 @@ import org.apache.rocketmq.remoting.protocol.body.ConsumerConnection;
 import org.apache.rocketmq.remoting.protocol.route.BrokerData;
 import org.apache.rocketmq.remoting.protocol.route.TopicRouteData;
 import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The admin API of rocketmq-tools 5.4.0 ({@link DefaultMQAdminExt}, in this JVM) with the gateway
@@ -57,19 +58,14 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class AdminThroughGatewayIT {
 
     static SharedCluster cluster;
+    @RegisterExtension
+    static final Closer CLOSER = Closer.allTests();
     static GatewayFixture gateway;
 
     @BeforeAll
     static void setUp(SharedCluster shared) throws Exception {
         cluster = shared;
-        gateway = GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ);
-    }
-
-    @AfterAll
-    static void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
+        gateway = CLOSER.add(GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ));
     }
 
     private static DefaultMQAdminExt startAdmin() throws Exception {

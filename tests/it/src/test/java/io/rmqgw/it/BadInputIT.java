@@ -15,6 +15,7 @@ import io.rmqgw.testing.RawRemoting;
 import io.rmqgw.it.support.ScenarioProcess;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
+import io.rmqgw.testing.Closer;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -30,10 +31,10 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.apache.rocketmq.remoting.protocol.header.GetMaxOffsetRequestHeader;
 import org.apache.rocketmq.remoting.protocol.header.SendMessageRequestHeader;
 import org.apache.rocketmq.remoting.protocol.header.namesrv.GetRouteInfoRequestHeader;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Bytes that are no remoting frame, sent from raw sockets to the gateway's name-server port and to
@@ -47,19 +48,14 @@ class BadInputIT {
     private static final Duration CLOSE_WITHIN = Duration.ofSeconds(5);
 
     static SharedCluster cluster;
+    @RegisterExtension
+    static final Closer CLOSER = Closer.allTests();
     static GatewayFixture gateway;
 
     @BeforeAll
     static void setUp(SharedCluster shared) throws Exception {
         cluster = shared;
-        gateway = GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ);
-    }
-
-    @AfterAll
-    static void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
+        gateway = CLOSER.add(GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ));
     }
 
     /** One malformed input and the reason label the gateway must count it under. */

@@ -17,6 +17,7 @@ import io.rmqgw.it.support.GatewayClients;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.testing.Closer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,10 +43,10 @@ import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageDecoder;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Server-side coalescing against the real 5.4.0 broker: 64 concurrent sync senders (5.4.0 clients in this
@@ -65,6 +66,8 @@ class CoalescingIT {
     private static final int QUEUES = 4;
 
     static SharedCluster cluster;
+    @RegisterExtension
+    static final Closer CLOSER = Closer.allTests();
     static GatewayFixture gateway;
     static String topic;
     static String topic497;
@@ -80,15 +83,8 @@ class CoalescingIT {
             Admin.createTopic(cluster.brokerAddress(), t, QUEUES);
             Admin.awaitRoute(cluster.namesrvAddress(), t, cluster.brokerName(), Duration.ofSeconds(15));
         }
-        gateway = GatewayFixture.startWith(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ,
-            c -> c.withCoalescing(new CoalescingConfig(List.of(topic, topic497, refused), null, null, null, null)));
-    }
-
-    @AfterAll
-    static void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
+        gateway = CLOSER.add(GatewayFixture.startWith(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ,
+            c -> c.withCoalescing(new CoalescingConfig(List.of(topic, topic497, refused), null, null, null, null))));
     }
 
     /** What one sender sent and what it was answered. */

@@ -14,6 +14,7 @@ import io.rmqgw.it.fixture.SharedCluster;
 import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.it.support.Admin;
 import io.rmqgw.it.support.ClientVersion;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawRemoting;
 import io.rmqgw.it.support.ScenarioProcess;
 import io.rmqgw.it.support.ScenarioResult;
@@ -48,10 +49,10 @@ import org.apache.rocketmq.remoting.protocol.header.QueryConsumerOffsetRequestHe
 import org.apache.rocketmq.remoting.protocol.header.SendMessageRequestHeader;
 import org.apache.rocketmq.remoting.protocol.header.SendMessageRequestHeaderV2;
 import org.apache.rocketmq.remoting.protocol.header.namesrv.GetRouteInfoRequestHeader;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Header encodings as they are on the wire, around two gateways in front of the same broker: one
@@ -69,24 +70,16 @@ class EncodingOnTheWireIT {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     static SharedCluster cluster;
+    @RegisterExtension
+    static final Closer CLOSER = Closer.allTests();
     static GatewayFixture upgrading;
     static GatewayFixture preserving;
 
     @BeforeAll
     static void setUp(SharedCluster shared) throws Exception {
         cluster = shared;
-        upgrading = GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ);
-        preserving = GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.PRESERVE);
-    }
-
-    @AfterAll
-    static void tearDown() {
-        if (upgrading != null) {
-            upgrading.close();
-        }
-        if (preserving != null) {
-            preserving.close();
-        }
+        upgrading = CLOSER.add(GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ));
+        preserving = CLOSER.add(GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.PRESERVE));
     }
 
     private static Map<String, GatewayFixture> gateways() {

@@ -18,6 +18,7 @@ import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.GatewayClients;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
+import io.rmqgw.testing.Closer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,10 +33,10 @@ import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Multi-topic fan-out against the real 5.4.0 broker: 5.4.0 (in this JVM) and 4.9.7 (forked) producers
@@ -51,20 +52,15 @@ class FanoutIT {
     private static final Duration RECEIVE_TIMEOUT = Duration.ofSeconds(60);
 
     static SharedCluster cluster;
+    @RegisterExtension
+    static final Closer CLOSER = Closer.allTests();
     static GatewayFixture gateway;
 
     @BeforeAll
     static void setUp(SharedCluster shared) throws Exception {
         cluster = shared;
-        gateway = GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ,
-            new FanoutConfig(true, null, null, null, null, null));
-    }
-
-    @AfterAll
-    static void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
+        gateway = CLOSER.add(GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ,
+            new FanoutConfig(true, null, null, null, null, null)));
     }
 
     private static String[] destinations(String hint, int queuesA, int queuesB) throws Exception {

@@ -12,16 +12,17 @@ import io.rmqgw.it.fixture.SharedCluster;
 import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioResult;
+import io.rmqgw.testing.Closer;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The whole client contract through the gateway: real 4.9.7 and 5.4.0 clients whose only address is
@@ -40,19 +41,14 @@ class GatewayIT extends ClientScenarioContract {
         RequestCode.QUERY_DATA_VERSION, RequestCode.BROKER_HEARTBEAT, RequestCode.GET_BROKER_CLUSTER_INFO);
 
     static SharedCluster cluster;
+    @RegisterExtension
+    static final Closer CLOSER = Closer.allTests();
     static GatewayFixture gateway;
 
     @BeforeAll
     static void setUp(SharedCluster shared) throws Exception {
         cluster = shared;
-        gateway = GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ);
-    }
-
-    @AfterAll
-    static void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
+        gateway = CLOSER.add(GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ));
     }
 
     @Override

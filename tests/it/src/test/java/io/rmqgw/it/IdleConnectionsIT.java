@@ -8,6 +8,7 @@ import io.rmqgw.it.fixture.SharedCluster;
 import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.it.support.Admin;
 import io.rmqgw.it.support.FaultLoad;
+import io.rmqgw.testing.Await;
 import io.rmqgw.testing.RawRemoting;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -53,6 +54,7 @@ class IdleConnectionsIT {
     private static final List<String> JVM = List.of("-Xmx512m", "-XX:MaxDirectMemorySize=512m", "-XX:+UseSerialGC",
         "-XX:-UsePerfData");
     private static final String DOWNSTREAM = "  idle-timeout: 0s\n";
+    private static final String DIRECT = "jvm_buffer_memory_used_bytes{id=\"direct\"}";
 
     /** What the gateway held at one moment, after full GCs. */
     private record Memory(long heap, long direct, long nettyDirect, long resident, long fds, long clients,
@@ -197,10 +199,18 @@ class IdleConnectionsIT {
             gc.getInputStream().readAllBytes();
             assertTrue(gc.waitFor(60, TimeUnit.SECONDS) && gc.exitValue() == 0, "jcmd GC.run");
         }
-        TimeUnit.MILLISECONDS.sleep(500);
-        String s = gateway.scrape();
+        // Unreachable direct buffers are freed by the JDK's Cleaner thread a moment after the GC: read once the direct
+        // total stands still between two scrapes.
+        String[] last = {gateway.scrape()};
+        Await.until("direct buffer memory settled after the GC", Duration.ofSeconds(10), () -> {
+            String now = gateway.scrape();
+            boolean settled = ForkedGateway.sample(now, DIRECT) == ForkedGateway.sample(last[0], DIRECT);
+            last[0] = now;
+            return settled;
+        });
+        String s = last[0];
         return new Memory((long) ForkedGateway.sum(s, "jvm_memory_used_bytes", "area=\"heap\""),
-            (long) ForkedGateway.sample(s, "jvm_buffer_memory_used_bytes{id=\"direct\"}"),
+            (long) ForkedGateway.sample(s, DIRECT),
             (long) ForkedGateway.sample(s, "rmqgw_netty_pooled_memory_used_bytes{memory=\"direct\"}"),
             (long) ForkedGateway.sample(s, "process_resident_memory_bytes"),
             (long) ForkedGateway.sample(s, "process_open_fds"),

@@ -11,13 +11,13 @@ import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.UpstreamAclConfig;
 import io.rmqgw.it.fixture.ForkedBroker;
 import io.rmqgw.it.fixture.GatewayFixture;
+import io.rmqgw.it.fixture.LegacyClusterFixture;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ProcSockets;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -33,9 +33,9 @@ import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -65,6 +65,8 @@ class LegacyAclIT {
     static final String FAN_A = "acl1_fan_a_" + RUN;
     static final String FAN_B = "acl1_fan_b_" + RUN;
 
+    @RegisterExtension
+    static final LegacyClusterFixture LEGACY = new LegacyClusterFixture();
     static ForkedBroker broker;
     /** Relays toward the broker as ROCKETMQ binary; fan-out on, its parts signed with upstream.acl. */
     static GatewayFixture gateway;
@@ -78,21 +80,18 @@ class LegacyAclIT {
         }
         List<String> topics = new ArrayList<>(TOPICS.values());
         topics.addAll(List.of(READ_ONLY_TOPIC, BAD_SECRET_TOPIC, FAN_A, FAN_B));
-        String work = System.getProperty("rmqgw.it.workDir", System.getProperty("java.io.tmpdir"));
-        Path dir = Paths.get(work, "legacy-acl-" + RUN);
         Properties acl = new Properties();
         acl.setProperty("aclEnable", "true");
-        broker = ForkedBroker.legacy(dir, "ItLegacyAclCluster", "it-legacy-acl", acl, topics);
+        broker = LEGACY.create("legacy-acl-" + RUN, "ItLegacyAclCluster", "it-legacy-acl", acl, topics);
         Path aclFile = broker.legacyHome().resolve("conf").resolve("plain_acl.yml");
         Files.createDirectories(aclFile.getParent());
         Files.writeString(aclFile, plainAcl(topics));
-        broker.start();
-        System.err.println("[it] " + broker + " (4.9.7, ACL 1.0) started in " + broker.lastStartTime().toMillis()
-            + " ms");
+        LEGACY.start(", ACL 1.0");
         FanoutConfig fanout = new FanoutConfig(true, null, null, null, null, null);
-        gateway = GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
-            .withUpstream(c.upstream().withAcl(new UpstreamAclConfig(GATEWAY_USER, GATEWAY_SECRET))).withFanout(fanout));
-        unsigned = GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c.withFanout(fanout));
+        gateway = LEGACY.add(GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
+            .withUpstream(c.upstream().withAcl(new UpstreamAclConfig(GATEWAY_USER, GATEWAY_SECRET))).withFanout(fanout)));
+        unsigned = LEGACY.add(GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ,
+            c -> c.withFanout(fanout)));
     }
 
     /**
@@ -115,19 +114,6 @@ class LegacyAclIT {
     private static String account(String accessKey, String secret, String groupPerm) {
         return "  - accessKey: " + accessKey + "\n    secretKey: " + secret + "\n    admin: false\n"
             + "    defaultTopicPerm: DENY\n    defaultGroupPerm: " + groupPerm + "\n    topicPerms:\n";
-    }
-
-    @AfterAll
-    static void tearDown() throws Exception {
-        if (gateway != null) {
-            gateway.close();
-        }
-        if (unsigned != null) {
-            unsigned.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
     }
 
     @Test

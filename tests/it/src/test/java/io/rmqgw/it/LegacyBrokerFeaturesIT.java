@@ -11,6 +11,7 @@ import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.VirtualQueueConfig;
 import io.rmqgw.it.fixture.ForkedBroker;
 import io.rmqgw.it.fixture.GatewayFixture;
+import io.rmqgw.it.fixture.LegacyClusterFixture;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.GatewayClients;
 import io.rmqgw.it.support.ScenarioProcess;
@@ -18,8 +19,6 @@ import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.metrics.GatewayMetrics;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -36,9 +35,9 @@ import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The gateway's own features against a real RocketMQ 4.9.7 name server and broker (Maven Central artifacts in their
@@ -67,36 +66,25 @@ class LegacyBrokerFeaturesIT {
     static final String FAN497_A = "legacy_fan497_a_" + RUN;
     static final String FAN497_B = "legacy_fan497_b_" + RUN;
 
+    @RegisterExtension
+    static final LegacyClusterFixture LEGACY = new LegacyClusterFixture();
     static ForkedBroker broker;
     static GatewayFixture gateway;
 
     @BeforeAll
     static void setUp() throws Exception {
-        String work = System.getProperty("rmqgw.it.workDir", System.getProperty("java.io.tmpdir"));
-        Path dir = Paths.get(work, "legacy-features-" + RUN);
         // queue counts as the 5.4.0 tests use them
-        broker = ForkedBroker.legacy(dir, "ItLegacyFeaturesCluster", "it-legacy-features", new Properties(),
-            List.of(VQ_TOPIC + ":4", VQ_LITE_TOPIC + ":2", COALESCED + ":4", FAN540_A + ":4", FAN540_B + ":2",
-                FAN497_A + ":2", FAN497_B + ":4")).start();
-        System.err.println("[it] " + broker + " (4.9.7) started in " + broker.lastStartTime().toMillis() + " ms");
+        broker = LEGACY.start("legacy-features-" + RUN, "ItLegacyFeaturesCluster", "it-legacy-features",
+            new Properties(), List.of(VQ_TOPIC + ":4", VQ_LITE_TOPIC + ":2", COALESCED + ":4", FAN540_A + ":4",
+                FAN540_B + ":2", FAN497_A + ":2", FAN497_B + ":4"));
         // as VirtualQueuesIT: few leases per virtual queue, so the messages spread over all consumers
         VirtualQueueConfig vq = new VirtualQueueConfig(VQ_GROUP, VQ_TOPIC, 4, null, null, 8, null, null, null);
         VirtualQueueConfig vqLite = new VirtualQueueConfig(VQ_GROUP + "_lite", VQ_LITE_TOPIC, 4, null, null, null,
             null, null, null);
-        gateway = GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
+        gateway = LEGACY.add(GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
             .withVirtualQueues(List.of(vq, vqLite))
             .withCoalescing(new CoalescingConfig(List.of(COALESCED), null, null, null, null))
-            .withFanout(new FanoutConfig(true, null, null, null, null, null)));
-    }
-
-    @AfterAll
-    static void tearDown() throws Exception {
-        if (gateway != null) {
-            gateway.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
+            .withFanout(new FanoutConfig(true, null, null, null, null, null))));
     }
 
     /** A group name of this run from a hint (the 4.9.7 broker's store is this class's own). */

@@ -6,10 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.it.fixture.ForkedBroker;
 import io.rmqgw.it.fixture.GatewayFixture;
+import io.rmqgw.it.fixture.LegacyClusterFixture;
 import io.rmqgw.it.support.GatewayClients;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -41,9 +40,9 @@ import org.apache.rocketmq.remoting.protocol.header.PullMessageRequestHeader;
 import org.apache.rocketmq.remoting.protocol.header.PullMessageResponseHeader;
 import org.apache.rocketmq.remoting.protocol.header.QueryConsumerOffsetRequestHeader;
 import org.apache.rocketmq.remoting.protocol.header.QueryConsumerOffsetResponseHeader;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -67,30 +66,19 @@ class LegacyLitePullIT {
     static final String DIRECT = "legacy_lite_direct_" + RUN;
     static final String FIRST = "legacy_lite_first_" + RUN;
 
+    @RegisterExtension
+    static final LegacyClusterFixture LEGACY = new LegacyClusterFixture();
     static ForkedBroker broker;
     static GatewayFixture gateway;
 
     @BeforeAll
     static void setUp() throws Exception {
-        String work = System.getProperty("rmqgw.it.workDir", System.getProperty("java.io.tmpdir"));
-        Path dir = Paths.get(work, "legacy-litepull-" + RUN);
-        broker = ForkedBroker.legacy(dir, "ItLegacyLitePullCluster", "it-legacy-litepull", new Properties(),
-            List.of(SUBSCRIBED + ":4", ASSIGNED + ":4", DIRECT + ":2", FIRST + ":1")).start();
-        System.err.println("[it] " + broker + " (4.9.7) started in " + broker.lastStartTime().toMillis() + " ms");
+        broker = LEGACY.start("legacy-litepull-" + RUN, "ItLegacyLitePullCluster", "it-legacy-litepull",
+            new Properties(), List.of(SUBSCRIBED + ":4", ASSIGNED + ":4", DIRECT + ":2", FIRST + ":1"));
         // headers as the clients send them: the 5.4.0 consumers' JSON and the raw requests' ROCKETMQ binary both
         // reach the broker translated
-        gateway = GatewayFixture.start(broker.namesrvAddress(), HeaderEncoding.PRESERVE);
+        gateway = LEGACY.add(GatewayFixture.start(broker.namesrvAddress(), HeaderEncoding.PRESERVE));
         send(FIRST, 5);
-    }
-
-    @AfterAll
-    static void tearDown() throws Exception {
-        if (gateway != null) {
-            gateway.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
     }
 
     private static String group(String hint) {

@@ -15,15 +15,16 @@ import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.TestCerts;
 import io.rmqgw.testing.TestCerts.Cert;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -38,6 +39,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 class TlsIT {
 
     static SharedCluster shared;
+    @RegisterExtension
+    static final Closer CLOSER = Closer.allTests();
     static GatewayFixture permissive;
     static GatewayFixture enforcing;
     static Path cert;
@@ -50,24 +53,14 @@ class TlsIT {
         cert = dir.resolve("gateway.crt");
         key = dir.resolve("gateway.key");
         TestCerts.write(Cert.A, cert, key);
-        permissive = GatewayFixture.startWith(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ,
-            c -> c.withTls(tls(TlsMode.PERMISSIVE)));
-        enforcing = GatewayFixture.startWith(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ,
-            c -> c.withTls(tls(TlsMode.ENFORCING)));
+        permissive = CLOSER.add(GatewayFixture.startWith(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ,
+            c -> c.withTls(tls(TlsMode.PERMISSIVE))));
+        enforcing = CLOSER.add(GatewayFixture.startWith(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ,
+            c -> c.withTls(tls(TlsMode.ENFORCING))));
     }
 
     private static TlsConfig tls(TlsMode mode) {
         return new TlsConfig(true, cert.toString(), key.toString(), null, mode, Duration.ofMillis(200));
-    }
-
-    @AfterAll
-    static void tearDown() {
-        if (permissive != null) {
-            permissive.close();
-        }
-        if (enforcing != null) {
-            enforcing.close();
-        }
     }
 
     private static ScenarioRunner.Spec tlsClient(ClientVersion version, String scenario, GatewayFixture gateway,

@@ -12,6 +12,7 @@ import io.rmqgw.it.fixture.SharedCluster;
 import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.it.support.Admin;
 import io.rmqgw.it.support.GatewayClients;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.TestCerts;
 import io.rmqgw.testing.TestCerts.Cert;
 import java.nio.file.Files;
@@ -26,10 +27,10 @@ import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code upstream.tls.cert-file} / {@code key-file} against a real 5.4.0 name server and broker (own JVM) that speak
@@ -41,6 +42,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(SharedClusterExtension.class)
 class UpstreamClientCertIT {
 
+    @RegisterExtension
+    static final Closer CLOSER = Closer.allTests();
     static ForkedBroker broker;
     static GatewayFixture presenting;
     static ForkedGateway withoutCertificate;
@@ -58,7 +61,7 @@ class UpstreamClientCertIT {
         TestCerts.write(Cert.B, gatewayCert, gatewayKey);
         Path trustedClients = dir.resolve("trusted-clients.pem");
         Files.writeString(trustedClients, Files.readString(serverCert) + Files.readString(gatewayCert));
-        broker = ForkedBroker.create(dir.resolve("broker"), null, "ItClientCertCluster", "it-client-cert-a")
+        broker = CLOSER.add(ForkedBroker.create(dir.resolve("broker"), null, "ItClientCertCluster", "it-client-cert-a")
             .systemProperty("tls.server.mode", "enforcing")
             .systemProperty("tls.enable", "true")
             .systemProperty("tls.test.mode.enable", "false")
@@ -70,24 +73,15 @@ class UpstreamClientCertIT {
             // the broker's own registration with its name server presents A
             .systemProperty("tls.client.certPath", serverCert.toString())
             .systemProperty("tls.client.keyPath", serverKey.toString())
-            .start();
+            .start());
         System.err.println("[it] " + broker + " (TLS, client certificates required) started in "
             + broker.lastStartTime().toMillis() + " ms");
         UpstreamTlsConfig tls = new UpstreamTlsConfig(true, serverCert.toString())
             .withClientCertificate(gatewayCert.toString(), gatewayKey.toString());
-        presenting = GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ,
-            c -> c.withUpstream(c.upstream().withTls(tls)));
-        withoutCertificate = ForkedGateway.startWithUpstream(dir.resolve("gateway-without"), broker.namesrvAddress(),
-            "  tls:\n    enabled: true\n    trust-cert: " + serverCert + "\n");
-    }
-
-    @AfterAll
-    static void tearDown() throws Exception {
-        for (AutoCloseable c : new AutoCloseable[] {presenting, withoutCertificate, broker}) {
-            if (c != null) {
-                c.close();
-            }
-        }
+        presenting = CLOSER.add(GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ,
+            c -> c.withUpstream(c.upstream().withTls(tls))));
+        withoutCertificate = CLOSER.add(ForkedGateway.startWithUpstream(dir.resolve("gateway-without"),
+            broker.namesrvAddress(), "  tls:\n    enabled: true\n    trust-cert: " + serverCert + "\n"));
     }
 
     @Test

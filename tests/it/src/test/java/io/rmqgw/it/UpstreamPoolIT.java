@@ -17,6 +17,7 @@ import io.rmqgw.it.fixture.SharedCluster;
 import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.it.support.Admin;
 import io.rmqgw.testing.Await;
+import io.rmqgw.testing.Closer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,10 +39,10 @@ import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.apache.rocketmq.remoting.protocol.header.GetMaxOffsetRequestHeader;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The gateway's own upstream pool against the real 5.4.0 broker: GET_MAX_OFFSET requests the gateway
@@ -57,19 +58,14 @@ class UpstreamPoolIT {
     private static final Duration INDEXED = Duration.ofSeconds(10);
 
     static SharedCluster cluster;
+    @RegisterExtension
+    static final Closer CLOSER = Closer.allTests();
     static GatewayFixture gateway;
 
     @BeforeAll
     static void setUp(SharedCluster shared) throws Exception {
         cluster = shared;
-        gateway = GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ);
-    }
-
-    @AfterAll
-    static void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
+        gateway = CLOSER.add(GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ));
     }
 
     @Test

@@ -13,6 +13,7 @@ import io.rmqgw.it.fixture.SharedCluster;
 import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.it.support.Admin;
 import io.rmqgw.it.support.GatewayClients;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.TestCerts;
 import io.rmqgw.testing.TestCerts.Cert;
 import java.nio.charset.StandardCharsets;
@@ -25,10 +26,10 @@ import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.message.Message;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code upstream.tls} against a real 5.4.0 name server and broker that speak TLS only
@@ -41,6 +42,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(SharedClusterExtension.class)
 class UpstreamTlsIT {
 
+    @RegisterExtension
+    static final Closer CLOSER = Closer.allTests();
     static ForkedBroker broker;
     static GatewayFixture gateway;
     static GatewayFixture distrusting;
@@ -58,31 +61,22 @@ class UpstreamTlsIT {
         TestCerts.write(Cert.A, cert, key);
         TestCerts.write(Cert.B, other, dir.resolve("other.key"));
         // RocketMQ servers read these at start; tls.enable makes the broker's own client (registration) TLS too
-        broker = ForkedBroker.create(dir.resolve("broker"), null, "ItTlsCluster", "it-tls-a")
+        broker = CLOSER.add(ForkedBroker.create(dir.resolve("broker"), null, "ItTlsCluster", "it-tls-a")
             .systemProperty("tls.server.mode", "enforcing")
             .systemProperty("tls.enable", "true")
             .systemProperty("tls.test.mode.enable", "false")
             .systemProperty("tls.server.need.client.auth", "none")
             .systemProperty("tls.server.certPath", cert.toString())
             .systemProperty("tls.server.keyPath", key.toString())
-            .start();
+            .start());
         System.err.println("[it] " + broker + " (TLS enforcing) started in " + broker.lastStartTime().toMillis() + " ms");
-        gateway = GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
+        gateway = CLOSER.add(GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
             .withUpstream(c.upstream().withTls(new UpstreamTlsConfig(true, cert.toString())))
-            .withFanout(new FanoutConfig(true, null, null, null, null, null)));
-        distrusting = GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
-            .withUpstream(c.upstream().withTls(new UpstreamTlsConfig(true, other.toString()))));
-        trustingAny = GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
-            .withUpstream(c.upstream().withTls(new UpstreamTlsConfig(true, null))));
-    }
-
-    @AfterAll
-    static void tearDown() throws Exception {
-        for (AutoCloseable c : new AutoCloseable[] {gateway, distrusting, trustingAny, broker}) {
-            if (c != null) {
-                c.close();
-            }
-        }
+            .withFanout(new FanoutConfig(true, null, null, null, null, null))));
+        distrusting = CLOSER.add(GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
+            .withUpstream(c.upstream().withTls(new UpstreamTlsConfig(true, other.toString())))));
+        trustingAny = CLOSER.add(GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
+            .withUpstream(c.upstream().withTls(new UpstreamTlsConfig(true, null)))));
     }
 
     @Test

@@ -19,6 +19,7 @@ import io.rmqgw.it.support.ScenarioProcess;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.testing.Closer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -50,10 +51,10 @@ import org.apache.rocketmq.remoting.protocol.header.GetConsumerConnectionListReq
 import org.apache.rocketmq.remoting.protocol.header.GetConsumerListByGroupRequestHeader;
 import org.apache.rocketmq.remoting.protocol.header.GetMaxOffsetRequestHeader;
 import org.apache.rocketmq.remoting.protocol.header.QueryConsumerOffsetRequestHeader;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Virtual queues against the real 5.4.0 broker: a topic with 4 queues, 16 push consumers of one group
@@ -77,6 +78,8 @@ class VirtualQueuesIT {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     static SharedCluster cluster;
+    @RegisterExtension
+    static final Closer CLOSER = Closer.allTests();
     static GatewayFixture gateway;
     static String topic;
     static String group;
@@ -90,14 +93,7 @@ class VirtualQueuesIT {
         Admin.awaitRoute(shared.namesrvAddress(), topic, shared.brokerName(), Duration.ofSeconds(15));
         // few leases per virtual queue: a consumer holds little, so the messages spread over all of them
         VirtualQueueConfig vq = new VirtualQueueConfig(group, topic, PER_REAL_QUEUE, null, null, 8, null, null, null);
-        gateway = GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(vq));
-    }
-
-    @AfterAll
-    static void tearDown() {
-        if (gateway != null) {
-            gateway.close();
-        }
+        gateway = CLOSER.add(GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(vq)));
     }
 
     @Test
