@@ -10,24 +10,15 @@ import io.rmqgw.codec.header.SendAnswerInPlace;
 import io.rmqgw.codec.header.SendResponseHeader;
 import io.rmqgw.codec.message.MessageIds;
 import io.rmqgw.codec.message.StoreHostMapper;
-import java.util.concurrent.TimeUnit;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.apache.rocketmq.remoting.protocol.header.SendMessageResponseHeader;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * A broker's JSON answer to a send, on its way to a JSON client with its {@code msgId} rewritten to name the
@@ -36,14 +27,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * rendered again), still taken when the answer changes encoding; {@code gatewayInPlace} is the usual path now
  * ({@link SendAnswerInPlace}: the ids rewritten where they lie in the frame). All three give the same ids.
  */
-@State(Scope.Thread)
-@BenchmarkMode(Mode.Throughput)
-@OutputTimeUnit(TimeUnit.SECONDS)
-@Warmup(iterations = 5, time = 2)
-@Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"-Dio.netty.leakDetection.level=disabled", "-Dio.netty.allocator.useCacheForAllThreads=true",
-    "-Dio.netty.recycler.batchFastThreadLocalOnly=false", "-Xms1g", "-Xmx1g"})
-public class SendAnswerBenchmark {
+public class SendAnswerBenchmark extends ThroughputBenchmark {
 
     private static final int LOOPBACK = StoreHostMapper.ipv4(127, 0, 0, 1);
     /**
@@ -117,29 +101,23 @@ public class SendAnswerBenchmark {
 
     @Benchmark
     public int gatewayRebuild() {
-        RemotingFrame frame = FrameDecoder.parse(wire.retainedDuplicate());
-        try {
-            CommandHeader header = HeaderTranscoder.decodeResponse(frame, RequestCode.SEND_MESSAGE_V2);
-            try {
-                String ids = header instanceof SendResponseHeader send ? send.msgId() : header.get(MSG_ID);
-                header.put(MSG_ID, MessageIds.rewriteList(ids, GATEWAY));
-                out.clear();
-                return HeaderTranscoder.writeFrameHead(header, SerializeType.JSON, frame.bodyLength(), out);
-            } finally {
-                header.release();
-            }
-        } finally {
-            frame.release();
-        }
+        return (int) Wire.withFrame(wire, this, SendAnswerBenchmark::rebuild);
     }
 
     @Benchmark
     public boolean gatewayInPlace() {
-        RemotingFrame frame = FrameDecoder.parse(wire.retainedDuplicate());
+        return Wire.withFrame(wire, null, (none, frame) -> SendAnswerInPlace.rewriteMsgIds(frame, GATEWAY) ? 1 : 0) != 0;
+    }
+
+    private int rebuild(RemotingFrame frame) {
+        CommandHeader header = HeaderTranscoder.decodeResponse(frame, RequestCode.SEND_MESSAGE_V2);
         try {
-            return SendAnswerInPlace.rewriteMsgIds(frame, GATEWAY);
+            String ids = header instanceof SendResponseHeader send ? send.msgId() : header.get(MSG_ID);
+            header.put(MSG_ID, MessageIds.rewriteList(ids, GATEWAY));
+            out.clear();
+            return HeaderTranscoder.writeFrameHead(header, SerializeType.JSON, frame.bodyLength(), out);
         } finally {
-            frame.release();
+            header.release();
         }
     }
 }

@@ -1,31 +1,18 @@
 package io.rmqgw.benchmarks;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
-import io.rmqgw.codec.frame.FrameDecoder;
 import io.rmqgw.codec.frame.RemotingFrame;
-import io.rmqgw.codec.header.CommandHeader;
 import io.rmqgw.codec.header.HeaderTranscoder;
 import io.rmqgw.codec.header.SendRequestHeader;
 import io.rmqgw.codec.name.NameCheck;
 import io.rmqgw.codec.name.NameValidator;
-import java.util.concurrent.TimeUnit;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * A 4.9.7 client's JSON SEND_MESSAGE_V2 frame re-encoded as ROCKETMQ binary toward the broker.
@@ -51,114 +38,50 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code gatewayUntyped}: a frame re-encoded with no typed view (names not checked; offset
  *       updates, heartbeats): {@code FrameDecoder.parse} + {@code HeaderTranscoder.writeTranscodedHead}.</li>
  * </ul>
- * Every variant writes its output into the same reused pooled buffer; the body is never copied by
- * the gateway (it is forwarded as a slice), while RemotingCommand.decode copies it into a byte[].
+ * The body is never copied by the gateway (it is forwarded as a slice), while RemotingCommand.decode copies it
+ * into a byte[]. JMH settings and the rocketmq-remoting variants: {@link TranscodeBenchmark}.
  */
-@State(Scope.Thread)
-@BenchmarkMode(Mode.Throughput)
-@OutputTimeUnit(TimeUnit.SECONDS)
-// jackson's parser and the codec take several seconds of C2 work before they settle on a 2-core machine
-@Warmup(iterations = 5, time = 2)
-@Measurement(iterations = 5, time = 2)
-// netty 4.1.119 gives pooled-buffer thread caches and batched recycling only to event-loop (FastThreadLocal)
-// threads by default; the gateway decodes on event loops, so the benchmark thread gets them too (4.9.7's netty
-// 4.1.65 gives them anyway)
-@Fork(value = 1, jvmArgsAppend = {"-Dio.netty.leakDetection.level=disabled", "-Dio.netty.allocator.useCacheForAllThreads=true",
-    "-Dio.netty.recycler.batchFastThreadLocalOnly=false", "-Xms1g", "-Xmx1g"})
-public class SendV2Benchmark {
+public class SendV2Benchmark extends TranscodeBenchmark {
 
     @Param({"0", "4096"})
     public int bodySize;
 
-    private ByteBuf wire;
-    private ByteBuf out;
-    private Object legacyWire;
-    private Object legacyOut;
-    private Object legacyTo;
-
     @Setup(Level.Trial)
     public void setUp() throws Throwable {
-        wire = Wire.frame(Wire.sendV2(bodySize == 0 ? null : new byte[bodySize]), SerializeType.JSON);
-        out = PooledByteBufAllocator.DEFAULT.directBuffer(4096);
-        legacyWire = LegacyRemoting.directBuffer(Wire.bytes(wire));
-        legacyOut = LegacyRemoting.directBuffer(4096);
-        legacyTo = LegacyRemoting.serializeType("ROCKETMQ");
+        byte[] body = bodySize == 0 ? null : new byte[bodySize];
+        setUpFrame(Wire.frame(Wire.sendV2(body), SerializeType.JSON), SerializeType.ROCKETMQ);
         // sanity: both paths produce a frame rocketmq-remoting reads as the same command
         check();
     }
 
-    @TearDown(Level.Trial)
-    public void tearDown() throws Throwable {
-        wire.release();
-        out.release();
-        LegacyRemoting.release(legacyWire);
-        LegacyRemoting.release(legacyOut);
-    }
-
-    @Benchmark
-    public int rocketmqRemoting() throws Exception {
-        return Wire.remotingTranscode(wire, SerializeType.ROCKETMQ, out, false);
-    }
-
-    /** As {@link #rocketmqRemoting}, the frame taken as NettyDecoder takes it (a retained slice, released). */
-    @Benchmark
-    public int rocketmqRemotingFramed() throws Exception {
-        return Wire.remotingTranscode(wire, SerializeType.ROCKETMQ, out, true);
-    }
-
-    @Benchmark
-    public int rocketmqRemoting497() throws Throwable {
-        return LegacyRemoting.transcode(legacyWire, legacyOut, legacyTo, false);
-    }
-
-    @Benchmark
-    public int rocketmqRemoting497Framed() throws Throwable {
-        return LegacyRemoting.transcode(legacyWire, legacyOut, legacyTo, true);
-    }
-
     @Benchmark
     public int gatewayEnvelope() {
-        RemotingFrame frame = FrameDecoder.parse(wire.retainedDuplicate());
-        int code = frame.code();
-        frame.release();
-        return code;
+        return (int) Wire.withFrame(wire, null, (none, frame) -> frame.code());
     }
 
     @Benchmark
     public int gatewayUntyped() {
-        RemotingFrame frame = FrameDecoder.parse(wire.retainedDuplicate());
-        try {
-            out.clear();
-            return HeaderTranscoder.writeTranscodedHead(frame, SerializeType.ROCKETMQ, out);
-        } finally {
-            frame.release();
-        }
+        return (int) Wire.withFrame(wire, this, SendV2Benchmark::untyped);
     }
 
     @Benchmark
     public int gatewayFrame() {
-        RemotingFrame frame = FrameDecoder.parse(wire.retainedDuplicate());
-        try {
-            return gateway(frame);
-        } finally {
-            frame.release();
-        }
+        return (int) Wire.withFrame(wire, this, SendV2Benchmark::gateway);
     }
 
     @Benchmark
     public int gatewayTyped() {
-        RemotingFrame frame = FrameDecoder.parse(wire.retainedDuplicate());
-        try {
-            return typed(frame);
-        } finally {
-            frame.release();
-        }
+        return (int) Wire.withFrame(wire, this, SendV2Benchmark::typed);
     }
 
     private int gateway(RemotingFrame frame) {
         if (!SendRequestHeader.namesValidInFrame(frame, NameValidator.DEFAULT)) {
             throw new IllegalStateException("names");
         }
+        return untyped(frame);
+    }
+
+    private int untyped(RemotingFrame frame) {
         out.clear();
         return HeaderTranscoder.writeTranscodedHead(frame, SerializeType.ROCKETMQ, out);
     }
@@ -180,7 +103,7 @@ public class SendV2Benchmark {
         rocketmqRemoting();
         ByteBuf theirs = out.copy();
         rocketmqRemoting497();
-        ByteBuf legacy = Unpooled.wrappedBuffer(LegacyRemoting.bytes(legacyOut));
+        ByteBuf legacy = Unpooled.wrappedBuffer(legacyBytes());
         gatewayTyped();
         ByteBuf typed = out.copy();
         gatewayFrame();

@@ -3,6 +3,8 @@ package io.rmqgw.benchmarks;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.rmqgw.codec.frame.FrameDecoder;
+import io.rmqgw.codec.frame.RemotingFrame;
 import org.apache.rocketmq.common.MQVersion;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
@@ -16,6 +18,28 @@ import org.apache.rocketmq.remoting.protocol.header.SendMessageRequestHeaderV2;
 final class Wire {
 
     private Wire() {
+    }
+
+    /**
+     * What a benchmark does with a frame. The benchmark comes in as {@code state}, so that the function captures
+     * nothing: a lambda that captures is a new object per call.
+     */
+    @FunctionalInterface
+    interface FrameUse<T> {
+        long apply(T state, RemotingFrame frame);
+    }
+
+    /**
+     * {@code use} applied to the frame {@code wire} as the gateway takes a frame ({@code FrameDecoder.parse} of a
+     * retained duplicate), released after.
+     */
+    static <T> long withFrame(ByteBuf wire, T state, FrameUse<T> use) {
+        RemotingFrame frame = FrameDecoder.parse(wire.retainedDuplicate());
+        try {
+            return use.apply(state, frame);
+        } finally {
+            frame.release();
+        }
     }
 
     /**

@@ -27,6 +27,8 @@ public final class ExtFieldInPlace {
     private static final int BINARY_FIXED_LENGTH = 13; // code(2) language(1) version(2) opaque(4) flag(4)
     private static final int NO_MATCH = -1;
     private static final int UNSURE = -2;
+    /** {@link #withEntryAt}'s answer for an entry there twice, escaped or unplain; no {@link #pack} is negative. */
+    private static final long UNCERTAIN = -2L;
     private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
     private static final long QUOTES = 0x2222222222222222L;
     private static final long ONES = 0x0101010101010101L;
@@ -100,44 +102,45 @@ public final class ExtFieldInPlace {
     private static long findJson(byte[] a, int end, byte[] key) {
         // the quotes are found eight bytes at a time (SWAR); each is then checked for "key":"
         long found = NOT_FOUND;
-        int from = 0; // quotes before this lie inside the value found
         int i = 0;
         for (; i + Long.BYTES <= end; i += Long.BYTES) {
             long x = (long) LONGS.get(a, i) ^ QUOTES;
             // a high bit for each zero byte of x (a quote), possibly also for a byte after one: each is checked
             for (long zeros = (x - ONES) & ~x & HIGHS; zeros != 0; zeros &= zeros - 1) {
-                int q = i + (Long.numberOfTrailingZeros(zeros) >>> 3);
-                if (q < from || a[q] != '"') {
-                    continue;
+                found = withEntryAt(a, end, i + (Long.numberOfTrailingZeros(zeros) >>> 3), key, found);
+                if (found == UNCERTAIN) {
+                    return NOT_FOUND;
                 }
-                int close = valueAfter(a, end, q, key);
-                if (close == NO_MATCH) {
-                    continue;
-                }
-                if (close == UNSURE || found != NOT_FOUND) {
-                    return NOT_FOUND; // twice: which one a reader keeps is its business
-                }
-                int value = q + key.length + 4;
-                found = pack(value, close - value);
-                from = close + 1;
             }
         }
-        for (int q = Math.max(i, from); q < end; q++) {
-            if (a[q] != '"') {
-                continue;
-            }
-            int close = valueAfter(a, end, q, key);
-            if (close == NO_MATCH) {
-                continue;
-            }
-            if (close == UNSURE || found != NOT_FOUND) {
+        for (int q = i; q < end; q++) {
+            found = withEntryAt(a, end, q, key, found);
+            if (found == UNCERTAIN) {
                 return NOT_FOUND;
             }
-            int value = q + key.length + 4;
-            found = pack(value, close - value);
-            q = close;
         }
         return found;
+    }
+
+    /**
+     * {@code found} (the entry met so far, or {@link #NOT_FOUND}) after byte {@code q}: the entry starting there
+     * when it is the first, {@link #UNCERTAIN} when it is not the first or is escaped or unplain, else {@code found} as
+     * it was. A byte that is no quote, or lies inside the value found, starts nothing.
+     */
+    private static long withEntryAt(byte[] a, int end, int q, byte[] key, long found) {
+        // NOT_FOUND's index and length are both -1: no q lies at or before their sum
+        if (q <= index(found) + length(found) || a[q] != '"') {
+            return found;
+        }
+        int close = valueAfter(a, end, q, key);
+        if (close == NO_MATCH) {
+            return found;
+        }
+        if (close == UNSURE || found != NOT_FOUND) {
+            return UNCERTAIN; // twice: which one a reader keeps is its business (an unplain one: the caller decodes)
+        }
+        int value = q + key.length + 4;
+        return pack(value, close - value);
     }
 
     /**
