@@ -11,8 +11,9 @@ import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
 /**
- * Scripted brokers, a scripted name server whose cluster info names them ({@value #BROKER_A} first), and a
- * real gateway in front of the name server, all registered with a {@link Closer} (closed gateway first).
+ * Scripted brokers, a scripted name server whose cluster info names them ({@value #BROKER_A} first; or, with
+ * {@link Options#noClusterInfo}, none), and a real gateway in front of the name server, all registered with a
+ * {@link Closer} (closed gateway first).
  * Defaults: one ECHO broker, an ECHO name server, a gateway with {@link TestGateway}'s defaults.
  */
 public final class ScriptedCluster {
@@ -75,6 +76,7 @@ public final class ScriptedCluster {
         private final Map<String, PeerStarter> brokers = new LinkedHashMap<>();
         private Function<Map<String, String>, ScriptedPeer.Script> nameServer = addresses -> ScriptedPeer.Script.ECHO;
         private TestGateway.Builder gateway = TestGateway.builder();
+        private boolean clusterInfo = true;
 
         private Options() {
             brokers.put(BROKER_A, () -> ScriptedPeer.start(ScriptedPeer.Script.ECHO));
@@ -106,6 +108,15 @@ public final class ScriptedCluster {
             return this;
         }
 
+        /**
+         * The name server answers GET_BROKER_CLUSTER_INFO with SYSTEM_ERROR, so the gateway binds no broker listener at
+         * start, only when a route names the broker.
+         */
+        public Options noClusterInfo() {
+            this.clusterInfo = false;
+            return this;
+        }
+
         /** Gateway settings on top of the defaults (the name server is added at start). */
         public Options gateway(UnaryOperator<TestGateway.Builder> settings) {
             this.gateway = settings.apply(gateway);
@@ -129,7 +140,9 @@ public final class ScriptedCluster {
             }
             Map<String, String> readOnly = Collections.unmodifiableMap(addresses);
             ScriptedPeer namesrv = closer.add(ScriptedPeer.start(nameServer.apply(readOnly)));
-            namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming(readOnly));
+            if (clusterInfo) {
+                namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming(readOnly));
+            }
             TestGateway runningGateway = closer.add(gateway.namesrv(namesrv.address()).start());
             return new ScriptedCluster(Collections.unmodifiableMap(started), namesrv, runningGateway);
         }
