@@ -23,7 +23,7 @@ public final class ScriptedCluster {
     /** Starts a scripted peer (a factory such as {@link ScriptedPeer#broker}). */
     @FunctionalInterface
     public interface PeerStarter {
-        ScriptedPeer start() throws IOException;
+        ScriptedPeer start() throws Exception;
     }
 
     private final Map<String, ScriptedPeer> brokers;
