@@ -1,9 +1,7 @@
 package io.rmqgw.gateway.testing;
 
 import io.rmqgw.testing.Closer;
-import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
-import java.io.IOException;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -59,16 +57,6 @@ public final class ScriptedCluster {
 
     public TestGateway gateway() {
         return gateway;
-    }
-
-    /** The gateway's advertised port for broker-a. */
-    public int brokerPort() {
-        return gateway.brokerPort(broker().address());
-    }
-
-    /** A client on the gateway's listener for broker-a. */
-    public RawClient connect() throws IOException {
-        return RawClient.connect(brokerPort());
     }
 
     /** What differs between tests; {@link #start} starts it. */
