@@ -12,6 +12,7 @@ import java.net.Socket;
 import java.net.SocketException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -145,9 +146,21 @@ public final class ScriptedPeer implements AutoCloseable {
 
     /** A ClusterInfo body naming one broker at {@code brokerAddress}, as a name server writes it. */
     public static String clusterInfoNaming(String brokerName, String brokerAddress) {
-        return "{\"brokerAddrTable\":{\"" + brokerName + "\":{\"brokerAddrs\":{\"0\":\"" + brokerAddress
-            + "\"},\"brokerName\":\"" + brokerName + "\",\"cluster\":\"DefaultCluster\",\"enableActingMaster\":false}},"
-            + "\"clusterAddrTable\":{\"DefaultCluster\":[\"" + brokerName + "\"]}}";
+        return clusterInfoNaming(Map.of(brokerName, brokerAddress));
+    }
+
+    /** A ClusterInfo body naming each broker (name to master address) in one cluster, as a name server writes it. */
+    public static String clusterInfoNaming(Map<String, String> brokerAddresses) {
+        StringBuilder brokers = new StringBuilder();
+        StringBuilder names = new StringBuilder();
+        brokerAddresses.forEach((name, address) -> {
+            String separator = brokers.length() == 0 ? "" : ",";
+            brokers.append(separator).append("\"").append(name).append("\":{\"brokerAddrs\":{\"0\":\"").append(address)
+                .append("\"},\"brokerName\":\"").append(name)
+                .append("\",\"cluster\":\"DefaultCluster\",\"enableActingMaster\":false}");
+            names.append(separator).append("\"").append(name).append("\"");
+        });
+        return "{\"brokerAddrTable\":{" + brokers + "},\"clusterAddrTable\":{\"DefaultCluster\":[" + names + "]}}";
     }
 
     /** The code of {@link #awaitDialBy}'s greeting: no RocketMQ request has it, so a gateway passes it through. */

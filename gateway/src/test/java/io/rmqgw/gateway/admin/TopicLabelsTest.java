@@ -2,6 +2,7 @@ package io.rmqgw.gateway.admin;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -19,14 +20,12 @@ class TopicLabelsTest {
     @RegisterExtension
     final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
-    private ScriptedPeer namesrv;
     private TestGateway gateway;
 
     private void start(TestGateway.Builder builder) throws Exception {
-        broker = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = resources.add(builder.namesrv(namesrv.address()).start());
+        ScriptedCluster cluster = ScriptedCluster.options().gateway(builder).start(resources);
+        broker = cluster.broker();
+        gateway = cluster.gateway();
     }
 
     private void carry(RawClient client, Wire.Builder request, int opaque) throws Exception {

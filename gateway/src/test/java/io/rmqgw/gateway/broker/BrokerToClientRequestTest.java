@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
@@ -43,16 +44,14 @@ class BrokerToClientRequestTest {
     @RegisterExtension
     final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
-    private ScriptedPeer namesrv;
     private TestGateway gateway;
 
     @BeforeEach
     void start() throws Exception {
-        broker = resources.add(ScriptedPeer.start(ScriptedPeer.Script.SILENT));
-        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address())
-            .requestTimeout(Duration.ofMillis(300)).longPollTimeout(Duration.ofMillis(1500)).start());
+        ScriptedCluster cluster = ScriptedCluster.options().broker(ScriptedPeer.Script.SILENT)
+            .gateway(g -> g.requestTimeout(Duration.ofMillis(300)).longPollTimeout(Duration.ofMillis(1500))).start(resources);
+        broker = cluster.broker();
+        gateway = cluster.gateway();
     }
 
     static Stream<Arguments> brokerRequests() throws Exception {

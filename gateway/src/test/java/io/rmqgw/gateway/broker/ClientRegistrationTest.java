@@ -3,6 +3,7 @@ package io.rmqgw.gateway.broker;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.clients.ClientRegistry;
 import io.rmqgw.gateway.clients.ClientRegistry.Role;
 import io.rmqgw.gateway.testing.CoversCodes;
@@ -30,15 +31,13 @@ class ClientRegistrationTest {
     @RegisterExtension
     final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
-    private ScriptedPeer namesrv;
     private TestGateway gateway;
 
     @BeforeEach
     void start() throws Exception {
-        broker = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).names(NamesConfig.DEFAULT).start());
+        ScriptedCluster cluster = ScriptedCluster.options().gateway(g -> g.names(NamesConfig.DEFAULT)).start(resources);
+        broker = cluster.broker();
+        gateway = cluster.gateway();
     }
 
     private static String heartbeat(String consumerGroup, String producerGroup) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.Unpooled;
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.codec.frame.FrameDecoder;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.testing.Closer;
@@ -28,21 +29,19 @@ class MalformedSendAnswerTest {
     @RegisterExtension
     final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
-    private ScriptedPeer namesrv;
     private TestGateway gateway;
 
     @BeforeEach
     void start() throws Exception {
-        broker = resources.add(ScriptedPeer.start((c, f) -> {
+        ScriptedCluster cluster = ScriptedCluster.options().broker((c, f) -> {
             if (!f.isResponse()) {
                 String header = "{\"code\":0,\"flag\":1,\"opaque\":" + f.opaque() + ",\"language\":\"JAVA\",\"version\":453,"
                     + "\"extFields\":{\"msgId\":\"7F00000100002A9F0000000000001000\",\"queueId\":\"1\",\"odd\":{\"n\":1}}}";
                 c.send(Wire.rawFrame(0, Wire.utf8(header), new byte[0]));
             }
-        }));
-        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).start());
+        }).start(resources);
+        broker = cluster.broker();
+        gateway = cluster.gateway();
     }
 
     @Test

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
@@ -46,15 +47,15 @@ class MessageIdRewriteTest {
 
     @BeforeEach
     void start() throws Exception {
-        broker = resources.add(ScriptedPeer.start((c, f) -> {
+        ScriptedCluster cluster = ScriptedCluster.options().broker((c, f) -> {
             Wire.Builder a = answer.get();
             if (a != null && !f.isResponse() && !f.isOneway()) {
                 c.send(a.opaque(f.opaque()).bytes());
             }
-        }));
-        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).start());
+        }).start(resources);
+        broker = cluster.broker();
+        namesrv = cluster.namesrv();
+        gateway = cluster.gateway();
     }
 
     private InetSocketAddress brokerAddress() {

@@ -3,6 +3,8 @@ package io.rmqgw.gateway.edge;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.rmqgw.gateway.testing.ScriptedCluster;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
@@ -33,38 +35,39 @@ public final class BrokerBehindGateway implements AutoCloseable {
     /** How the broker answers the next requests. */
     public final AtomicReference<Function<Wire.Frame, byte[]>> answers = new AtomicReference<>(SUCCESS_IN_KIND);
 
-    private BrokerBehindGateway(ScriptedPeer broker, ScriptedPeer namesrv, TestGateway gateway) {
-        this.broker = broker;
-        this.namesrv = namesrv;
-        this.gateway = gateway;
+    private final Closer closer;
+
+    private BrokerBehindGateway(ScriptedCluster cluster, Closer closer) {
+        this.broker = cluster.broker();
+        this.namesrv = cluster.namesrv();
+        this.gateway = cluster.gateway();
+        this.closer = closer;
     }
 
     /** Starts broker, name server and a gateway configured by {@code options} (namesrv and a 5 s request timeout set). */
     public static BrokerBehindGateway start(UnaryOperator<TestGateway.Builder> options) throws Exception {
         AtomicReference<BrokerBehindGateway> self = new AtomicReference<>();
-        ScriptedPeer broker = ScriptedPeer.start((c, f) -> {
-            BrokerBehindGateway s = self.get();
-            if (s != null && !f.isResponse() && !f.isOneway()) {
-                byte[] answer = s.answers.get().apply(f);
-                if (answer != null) {
-                    c.send(answer);
-                }
-            }
-        });
-        ScriptedPeer namesrv = null;
+        Closer closer = Closer.eachTest();
         try {
-            namesrv = ScriptedPeer.start(ScriptedPeer.Script.ECHO);
-            namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-            // generous: the first requests of a cold JVM must not time out (tests that want timeouts set their own)
-            TestGateway gateway = options.apply(TestGateway.builder().namesrv(namesrv.address())
-                .requestTimeout(Duration.ofSeconds(5))).start();
-            BrokerBehindGateway s = new BrokerBehindGateway(broker, namesrv, gateway);
+            ScriptedCluster cluster = ScriptedCluster.options().broker((c, f) -> {
+                BrokerBehindGateway s = self.get();
+                if (s != null && !f.isResponse() && !f.isOneway()) {
+                    byte[] answer = s.answers.get().apply(f);
+                    if (answer != null) {
+                        c.send(answer);
+                    }
+                }
+            })
+                // generous: the first requests of a cold JVM must not time out (tests that want timeouts set their own)
+                .gateway(g -> options.apply(g.requestTimeout(Duration.ofSeconds(5)))).start(closer);
+            BrokerBehindGateway s = new BrokerBehindGateway(cluster, closer);
             self.set(s);
             return s;
         } catch (Exception | Error e) {
-            broker.close();
-            if (namesrv != null) {
-                namesrv.close();
+            try {
+                closer.close();
+            } catch (Exception closing) {
+                e.addSuppressed(closing);
             }
             throw e;
         }
@@ -87,13 +90,16 @@ public final class BrokerBehindGateway implements AutoCloseable {
         return new InetSocketAddress("127.0.0.1", port());
     }
 
+    /** Closes the gateway, then the name server and the broker. */
     @Override
     public void close() {
         try {
-            gateway.close();
-        } finally {
-            namesrv.close();
-            broker.close();
+            closer.close();
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            // none of the three closes with a checked exception; kept unchecked for the callers' teardowns
+            throw new IllegalStateException("closing the broker behind the gateway", e);
         }
     }
 

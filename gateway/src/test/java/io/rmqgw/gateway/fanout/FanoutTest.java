@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.config.FanoutConfig;
 import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.gateway.testing.Routes;
@@ -50,7 +51,7 @@ class FanoutTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** A scripted broker: answers sends with one offsetMsgId per message, or the failure codes queued. */
-    private static final class Broker implements AutoCloseable {
+    private static final class Broker {
         final ScriptedPeer peer;
         final Queue<Integer> failures = new ConcurrentLinkedQueue<>();
         final AtomicInteger alwaysFail = new AtomicInteger();
@@ -90,11 +91,6 @@ class FanoutTest {
             }
             return out;
         }
-
-        @Override
-        public void close() {
-            peer.close();
-        }
     }
 
     @RegisterExtension
@@ -106,25 +102,26 @@ class FanoutTest {
 
     @BeforeEach
     void start() throws Exception {
-        a = resources.add(new Broker());
-        b = resources.add(new Broker());
-        Map<String, Map<String, String>> topics = Map.of("TopicA", Map.of("broker-a", a.peer.address()),
-            "TopicB", Map.of("broker-b", b.peer.address()));
-        ScriptedPeer.Script routes = Routes.nameServer(topics);
-        namesrv = resources.add(ScriptedPeer.start((c, f) -> {
-            if (!f.isResponse() && f.code() == Routes.GET_ROUTEINFO_BY_TOPIC && "ReadOnly".equals(f.ext().get("topic"))) {
-                c.send(Wire.response(Wire.SUCCESS, f.opaque())
-                    .body(Routes.body("broker-a", a.peer.address(), false).replace("\"perm\":6", "\"perm\":4")).bytes());
-                return;
-            }
-            routes.onFrame(c, f);
-        }));
-        namesrv.clusterInfo("{\"brokerAddrTable\":{"
-            + "\"broker-a\":{\"brokerAddrs\":{\"0\":\"" + a.peer.address() + "\"},\"brokerName\":\"broker-a\",\"cluster\":\"C\"},"
-            + "\"broker-b\":{\"brokerAddrs\":{\"0\":\"" + b.peer.address() + "\"},\"brokerName\":\"broker-b\",\"cluster\":\"C\"}},"
-            + "\"clusterAddrTable\":{\"C\":[\"broker-a\",\"broker-b\"]}}");
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).requestTimeout(Duration.ofSeconds(5))
-            .fanout(new FanoutConfig(true, null, null, null, null, null)).start());
+        ScriptedCluster cluster = ScriptedCluster.options()
+            .broker("broker-a", () -> (a = new Broker()).peer)
+            .broker("broker-b", () -> (b = new Broker()).peer)
+            .nameServer(brokers -> {
+                ScriptedPeer.Script routes = Routes.nameServer(Map.of("TopicA", Map.of("broker-a", brokers.get("broker-a")),
+                    "TopicB", Map.of("broker-b", brokers.get("broker-b"))));
+                return (c, f) -> {
+                    if (!f.isResponse() && f.code() == Routes.GET_ROUTEINFO_BY_TOPIC && "ReadOnly".equals(f.ext().get("topic"))) {
+                        c.send(Wire.response(Wire.SUCCESS, f.opaque())
+                            .body(Routes.body("broker-a", brokers.get("broker-a"), false).replace("\"perm\":6", "\"perm\":4"))
+                            .bytes());
+                        return;
+                    }
+                    routes.onFrame(c, f);
+                };
+            })
+            .gateway(g -> g.requestTimeout(Duration.ofSeconds(5)).fanout(new FanoutConfig(true, null, null, null, null, null)))
+            .start(resources);
+        namesrv = cluster.namesrv();
+        gateway = cluster.gateway();
     }
 
     // ---------------------------------------------------------------- the route

@@ -3,6 +3,7 @@ package io.rmqgw.gateway.namesrv;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
@@ -12,7 +13,6 @@ import io.rmqgw.testing.Wire;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -24,19 +24,15 @@ class BrokerListenerPortsTest {
     final Closer resources = Closer.eachTest();
     private ScriptedPeer brokerA;
     private ScriptedPeer brokerB;
-    private ScriptedPeer namesrv;
     private TestGateway gateway;
 
     private void start(int brokerPortCount) throws Exception {
-        brokerA = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        brokerB = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        Map<String, String> two = new LinkedHashMap<>();
-        two.put("broker-a", brokerA.address());
-        two.put("broker-b", brokerB.address());
-        namesrv = resources.add(ScriptedPeer.start(
-            Routes.nameServer(Map.of("TopicA", Map.of("broker-a", brokerA.address()), "TopicAB", two))));
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).brokerPortCount(brokerPortCount)
-            .start());
+        ScriptedCluster cluster = ScriptedCluster.options().broker("broker-b", ScriptedPeer.Script.ECHO).noClusterInfo()
+            .nameServer(two -> Routes.nameServer(Map.of("TopicA", Map.of("broker-a", two.get("broker-a")), "TopicAB", two)))
+            .gateway(g -> g.brokerPortCount(brokerPortCount)).start(resources);
+        brokerA = cluster.broker("broker-a");
+        brokerB = cluster.broker("broker-b");
+        gateway = cluster.gateway();
     }
 
     @Test

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.Counter;
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
@@ -26,10 +27,12 @@ class RouteCacheFallbackTest {
     private TestGateway gateway;
 
     private String start(Duration ttl) throws Exception {
-        broker = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        namesrv = resources.add(ScriptedPeer.start(
-            Routes.nameServer(Map.of("TopicCached", Map.of("broker-a", broker.address())))));
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).routeTtl(ttl).start());
+        ScriptedCluster cluster = ScriptedCluster.options().noClusterInfo()
+            .nameServer(brokers -> Routes.nameServer(Map.of("TopicCached", brokers)))
+            .gateway(g -> g.routeTtl(ttl)).start(resources);
+        broker = cluster.broker();
+        namesrv = cluster.namesrv();
+        gateway = cluster.gateway();
 
         String rewritten;
         try (RawClient client = RawClient.connect(gateway.port())) {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
@@ -46,24 +47,26 @@ class RouteRewriteTest {
 
     @BeforeEach
     void start() throws Exception {
-        brokerA = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        brokerB = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        Map<String, Map<String, String>> topics = new LinkedHashMap<>();
-        topics.put("TopicA", Map.of("broker-a", brokerA.address()));
-        Map<String, String> two = new LinkedHashMap<>();
-        two.put("broker-a", brokerA.address());
-        two.put("broker-b", brokerB.address());
-        topics.put("TopicAB", two);
-        ScriptedPeer.Script routes = Routes.nameServer(topics);
-        namesrv = resources.add(ScriptedPeer.start((c, f) -> {
-            if (f.code() == Routes.GET_ROUTEINFO_BY_TOPIC && "TopicBroken".equals(f.ext().get("topic"))) {
-                c.send(Wire.response(Wire.SUCCESS, f.opaque()).body("{\"brokerDatas\":[{\"brokerAddrs\":{\"0\":12}}]}").bytes());
-            } else {
-                routes.onFrame(c, f);
-            }
-        }));
         // no cluster info at start: listeners are bound only when a route names the brokers
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).start());
+        ScriptedCluster cluster = ScriptedCluster.options().broker("broker-b", ScriptedPeer.Script.ECHO).noClusterInfo()
+            .nameServer(two -> {
+                Map<String, Map<String, String>> topics = new LinkedHashMap<>();
+                topics.put("TopicA", Map.of("broker-a", two.get("broker-a")));
+                topics.put("TopicAB", two);
+                ScriptedPeer.Script routes = Routes.nameServer(topics);
+                return (c, f) -> {
+                    if (f.code() == Routes.GET_ROUTEINFO_BY_TOPIC && "TopicBroken".equals(f.ext().get("topic"))) {
+                        c.send(Wire.response(Wire.SUCCESS, f.opaque()).body("{\"brokerDatas\":[{\"brokerAddrs\":{\"0\":12}}]}")
+                            .bytes());
+                    } else {
+                        routes.onFrame(c, f);
+                    }
+                };
+            }).start(resources);
+        brokerA = cluster.broker("broker-a");
+        brokerB = cluster.broker("broker-b");
+        namesrv = cluster.namesrv();
+        gateway = cluster.gateway();
         assertEquals(Map.of(), gateway.gateway().brokerListeners());
     }
 

@@ -3,6 +3,7 @@ package io.rmqgw.gateway.relay;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -33,21 +34,19 @@ class BackpressureTest {
     @RegisterExtension
     final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
-    private ScriptedPeer namesrv;
     private TestGateway gateway;
     private final CountDownLatch brokerMayRead = new CountDownLatch(1);
 
     @BeforeEach
     void start() throws Exception {
-        broker = resources.add(ScriptedPeer.start((c, f) -> {
+        ScriptedCluster cluster = ScriptedCluster.options().broker((c, f) -> {
             if (f.opaque() == 0) {
                 // the first frame of the client-to-broker test: stop reading until told
                 brokerMayRead.await(30, TimeUnit.SECONDS);
             }
-        }));
-        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).maxFrameLength(64 * 1024).start());
+        }).gateway(g -> g.maxFrameLength(64 * 1024)).start(resources);
+        broker = cluster.broker();
+        gateway = cluster.gateway();
     }
 
     @AfterEach

@@ -2,6 +2,7 @@ package io.rmqgw.gateway.relay;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
@@ -13,8 +14,8 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.UnaryOperator;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -29,15 +30,14 @@ class ClientConnectionDefencesTest {
     @RegisterExtension
     final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
-    private ScriptedPeer namesrv;
     private TestGateway gateway;
 
-    @BeforeEach
-    void peers() throws Exception {
+    private void start(UnaryOperator<TestGateway.Builder> settings) throws Exception {
         // answers requests, but not the pulls it holds like a broker's long poll
-        broker = resources.add(ScriptedPeer.broker(code -> code == RequestCode.PULL_MESSAGE));
-        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
+        ScriptedCluster cluster = ScriptedCluster.options()
+            .broker(() -> ScriptedPeer.broker(code -> code == RequestCode.PULL_MESSAGE)).gateway(settings).start(resources);
+        broker = cluster.broker();
+        gateway = cluster.gateway();
     }
 
     private int port() {
@@ -50,7 +50,7 @@ class ClientConnectionDefencesTest {
 
     @Test
     void idleClientsHoldNoUpstreamConnection() throws Exception {
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).start());
+        start(settings -> settings);
         List<RawClient> idle = new ArrayList<>();
         try {
             for (int i = 0; i < 20; i++) {
@@ -68,8 +68,7 @@ class ClientConnectionDefencesTest {
 
     @Test
     void anIdleClientIsClosedButNotOneWaitingOnALongPoll() throws Exception {
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).longPollTimeout(Duration.ofSeconds(5))
-            .clientTimeouts(Duration.ofMillis(700), Duration.ZERO).start());
+        start(settings -> settings.longPollTimeout(Duration.ofSeconds(5)).clientTimeouts(Duration.ofMillis(700), Duration.ZERO));
         try (RawClient idle = RawClient.connect(port()); RawClient polling = RawClient.connect(port())) {
             polling.send(Wire.request(RequestCode.PULL_MESSAGE).opaque(7).ext("topic", "TopicA").ext("consumerGroup", "cg")
                 .ext("queueId", "0").bytes());
@@ -86,8 +85,7 @@ class ClientConnectionDefencesTest {
 
     @Test
     void aFrameNeverFinishedClosesItsConnection() throws Exception {
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address())
-            .clientTimeouts(Duration.ZERO, Duration.ofMillis(800)).start());
+        start(settings -> settings.clientTimeouts(Duration.ZERO, Duration.ofMillis(800)));
         byte[] whole = Wire.request(RequestCode.GET_MAX_OFFSET).opaque(3).body(new byte[200]).bytes();
         try (RawClient slow = RawClient.connect(port()); RawClient fine = RawClient.connect(port())) {
             slow.send(java.util.Arrays.copyOf(whole, 100)); // half a frame, then nothing
@@ -100,7 +98,7 @@ class ClientConnectionDefencesTest {
 
     @Test
     void connectionsPastTheLimitsAreRefusedAndCounted() throws Exception {
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).connectionLimits(0, 2).start());
+        start(settings -> settings.connectionLimits(0, 2));
         try (RawClient first = RawClient.connect(port()); RawClient second = RawClient.connect(port())) {
             // accepts run on several event loops: let the first two be admitted before the third comes
             for (RawClient c : List.of(first, second)) {
@@ -127,7 +125,7 @@ class ClientConnectionDefencesTest {
 
     @Test
     void theTotalLimitCountsEveryListener() throws Exception {
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).connectionLimits(1, 0).start());
+        start(settings -> settings.connectionLimits(1, 0));
         try (RawClient toBroker = RawClient.connect(port())) {
             toBroker.send(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(1).bytes());
             assertEquals(1, toBroker.read().opaque());

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
@@ -52,11 +53,11 @@ class GatewayDrainTest {
 
     @Test
     void closeStopsAcceptingAtOnceAndLetsTheRequestInFlightFinish() throws Exception {
-        namesrv = resources.add(ScriptedPeer.start(slow));
-        broker = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address())
-            .drainTimeout(Duration.ofSeconds(5)).start());
+        ScriptedCluster cluster = ScriptedCluster.options().nameServer(brokers -> slow)
+            .gateway(g -> g.drainTimeout(Duration.ofSeconds(5))).start(resources);
+        namesrv = cluster.namesrv();
+        broker = cluster.broker();
+        gateway = cluster.gateway();
         int listenPort = gateway.port();
         int brokerPort = gateway.brokerPort(broker.address());
 

@@ -3,6 +3,7 @@ package io.rmqgw.gateway.relay;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Closer;
@@ -36,7 +37,6 @@ class LitePullTranslationTest {
     @RegisterExtension
     final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
-    private ScriptedPeer namesrv;
     private TestGateway gateway;
     /** The version the scripted broker's answers carry, and whether it knows 361. */
     private volatile int brokerVersion;
@@ -46,7 +46,7 @@ class LitePullTranslationTest {
     private void start(int version, boolean serves361) throws Exception {
         brokerVersion = version;
         knows361 = serves361;
-        broker = resources.add(ScriptedPeer.start((c, f) -> {
+        ScriptedCluster cluster = ScriptedCluster.options().broker((c, f) -> {
             if (f.isResponse() || f.isOneway() || silentCodes.contains(f.code())) {
                 return;
             }
@@ -64,11 +64,9 @@ class LitePullTranslationTest {
                     .ext("offset", "5").bytes();
             }
             c.send(answer);
-        }));
-        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address())
-            .requestTimeout(Duration.ofMillis(500)).longPollTimeout(Duration.ofMillis(800)).start());
+        }).gateway(g -> g.requestTimeout(Duration.ofMillis(500)).longPollTimeout(Duration.ofMillis(800))).start(resources);
+        broker = cluster.broker();
+        gateway = cluster.gateway();
     }
 
     private int brokerPort() {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.Gauge;
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
 import io.rmqgw.testing.Closer;
@@ -36,14 +37,12 @@ class SlowReaderTest {
     @RegisterExtension
     final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
-    private ScriptedPeer namesrv;
     private TestGateway gateway;
 
     private void start(ScriptedPeer.Script brokerScript, TestGateway.Builder settings) throws Exception {
-        broker = resources.add(ScriptedPeer.start(brokerScript));
-        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = resources.add(settings.namesrv(namesrv.address()).start());
+        ScriptedCluster cluster = ScriptedCluster.options().broker(brokerScript).gateway(settings).start(resources);
+        broker = cluster.broker();
+        gateway = cluster.gateway();
     }
 
     private double closed(CloseReason reason) {

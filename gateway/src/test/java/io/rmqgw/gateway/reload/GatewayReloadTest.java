@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.codec.name.NameCheck;
 import io.rmqgw.codec.name.NameValidator;
 import io.rmqgw.gateway.Gateway;
@@ -32,7 +33,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -58,24 +58,20 @@ class GatewayReloadTest {
     /** When false the broker does not answer GET_MAX_OFFSET (to let requests time out). */
     private final AtomicBoolean brokerAnswers = new AtomicBoolean(true);
 
-    @BeforeEach
-    void start() throws Exception {
-        broker = resources.add(ScriptedPeer.start((c, f) -> {
+    /** Broker, name server A and a gateway in front of A; name server B, which knows the same, for reloads to move to. */
+    private void startGateway(Duration requestTimeout, HeaderEncoding encoding, NamesConfig names) throws Exception {
+        ScriptedCluster cluster = ScriptedCluster.options().broker((c, f) -> {
             if (f.isResponse() || f.isOneway() || (f.code() == GET_MAX_OFFSET && !brokerAnswers.get())) {
                 return;
             }
             c.send(Wire.response(Wire.SUCCESS, f.opaque()).type(f.serializeType()).remark("broker " + f.code()).bytes());
-        }));
-        Map<String, Map<String, String>> routes = Map.of("TopicA", Map.of("broker-a", broker.address()));
-        namesrvA = resources.add(ScriptedPeer.start(Routes.nameServer(routes)));
-        namesrvA.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        namesrvB = resources.add(ScriptedPeer.start(Routes.nameServer(routes)));
+        }).nameServer(brokers -> Routes.nameServer(Map.of("TopicA", brokers)))
+            .gateway(g -> g.requestTimeout(requestTimeout).headerEncoding(encoding).names(names)).start(resources);
+        broker = cluster.broker();
+        namesrvA = cluster.namesrv();
+        gateway = cluster.gateway();
+        namesrvB = resources.add(ScriptedPeer.start(Routes.nameServer(Map.of("TopicA", Map.of("broker-a", broker.address())))));
         namesrvB.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-    }
-
-    private void startGateway(Duration requestTimeout, HeaderEncoding encoding, NamesConfig names) throws Exception {
-        gateway = resources.add(TestGateway.builder().namesrv(namesrvA.address()).requestTimeout(requestTimeout)
-            .headerEncoding(encoding).names(names).start());
     }
 
     // ---- building the next configuration ----

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.config.ConfigException;
 import io.rmqgw.gateway.config.TlsConfig;
 import io.rmqgw.gateway.config.TlsMode;
@@ -39,24 +40,23 @@ class ClientTlsTest {
     @RegisterExtension
     final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
-    private ScriptedPeer namesrv;
     private TestGateway gateway;
     private Path cert;
     private Path key;
 
     @BeforeEach
-    void peers() throws Exception {
-        broker = resources.add(ScriptedPeer.broker(code -> false));
-        namesrv = resources.add(ScriptedPeer.start(ScriptedPeer.Script.ECHO));
-        namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
+    void certificate() throws Exception {
         cert = dir.resolve("gateway.crt");
         key = dir.resolve("gateway.key");
         TestCerts.write(Cert.A, cert, key);
     }
 
-    private TestGateway start(TlsConfig tls) throws InterruptedException {
+    private void start(TlsConfig tls) throws Exception {
         // a request timeout long enough for the start's cluster discovery on a loaded machine
-        return TestGateway.builder().namesrv(namesrv.address()).requestTimeout(Duration.ofSeconds(5)).tls(tls).start();
+        ScriptedCluster cluster = ScriptedCluster.options().broker(() -> ScriptedPeer.broker(code -> false))
+            .gateway(settings -> settings.requestTimeout(Duration.ofSeconds(5)).tls(tls)).start(resources);
+        broker = cluster.broker();
+        gateway = cluster.gateway();
     }
 
     private TlsConfig tls(TlsMode mode) {
@@ -79,7 +79,7 @@ class ClientTlsTest {
 
     @Test
     void permissiveServesTlsAndPlainClientsOnEveryListener() throws Exception {
-        gateway = resources.add(start(tls(TlsMode.PERMISSIVE)));
+        start(tls(TlsMode.PERMISSIVE));
         for (int port : List.of(gateway.port(), brokerPort())) {
             try (RawClient secure = RawClient.connectTls(port); RawClient plain = RawClient.connect(port)) {
                 roundTrip(secure, 1);
@@ -93,7 +93,7 @@ class ClientTlsTest {
 
     @Test
     void enforcingClosesPlainClientsWithACountedReason() throws Exception {
-        gateway = resources.add(start(tls(TlsMode.ENFORCING)));
+        start(tls(TlsMode.ENFORCING));
         try (RawClient plain = RawClient.connect(brokerPort())) {
             plain.send(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(1).bytes());
             plain.assertClosedBy(Duration.ofSeconds(5));
@@ -113,7 +113,7 @@ class ClientTlsTest {
 
     @Test
     void aBrokenHandshakeIsClosedAndCounted() throws Exception {
-        gateway = resources.add(start(tls(TlsMode.PERMISSIVE)));
+        start(tls(TlsMode.PERMISSIVE));
         try (Socket garbage = new Socket("127.0.0.1", brokerPort())) {
             garbage.setSoTimeout(5_000);
             // a TLS record header (handshake, TLS 1.0, 5 bytes) followed by nonsense
@@ -128,7 +128,7 @@ class ClientTlsTest {
 
     @Test
     void aChangedCertificateFileReachesNewConnectionsWhileOpenOnesKeepWorking() throws Exception {
-        gateway = resources.add(start(tls(TlsMode.ENFORCING)));
+        start(tls(TlsMode.ENFORCING));
         try (RawClient open = RawClient.connectTls(brokerPort())) {
             roundTrip(open, 1);
             TestCerts.write(Cert.B, cert, key);
@@ -147,7 +147,7 @@ class ClientTlsTest {
 
     @Test
     void aCertificateRenewedFileByFileIsTakenOnlyOnceItsKeyMatches() throws Exception {
-        gateway = resources.add(start(tls(TlsMode.ENFORCING)));
+        start(tls(TlsMode.ENFORCING));
         Path certB = dir.resolve("b.crt");
         Path keyB = dir.resolve("b.key");
         TestCerts.write(Cert.B, certB, keyB);
@@ -177,8 +177,7 @@ class ClientTlsTest {
 
     @Test
     void aReloadReadsTheFilesAgainAndCanTurnTlsOffOrRefuseBadFiles() throws Exception {
-        gateway = resources.add(start(new TlsConfig(true, cert.toString(), key.toString(), null, TlsMode.ENFORCING,
-            Duration.ZERO)));
+        start(new TlsConfig(true, cert.toString(), key.toString(), null, TlsMode.ENFORCING, Duration.ZERO));
         TestCerts.write(Cert.B, cert, key);
         var config = gateway.gateway().config();
         assertTrue(gateway.gateway().reload(config).applied().contains("tls"), "same settings, new file contents");

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.codec.message.StoredRecords;
 import io.rmqgw.gateway.config.VirtualQueueConfig;
 import io.rmqgw.gateway.testing.CoversCodes;
@@ -54,17 +55,20 @@ class BypassTest {
     final Closer resources = Closer.eachTest();
     private ScriptedPeer brokerA;
     private ScriptedPeer brokerB;
-    private ScriptedPeer namesrv;
     private TestGateway gateway;
 
     @BeforeEach
     void start() throws Exception {
-        brokerA = resources.add(ScriptedPeer.start(ScriptedPeer.answering(request -> answer("broker-a", request))));
-        brokerB = resources.add(ScriptedPeer.start(ScriptedPeer.answering(request -> answer("broker-b", request))));
-        namesrv = resources.add(ScriptedPeer.start(Routes.nameServer(Map.of(TOPIC, Map.of("broker-a", brokerA.address(),
-            "broker-b", brokerB.address())))));
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).requestTimeout(Duration.ofSeconds(5))
-            .virtualQueues(new VirtualQueueConfig(SERVED, TOPIC, 2, null, null, null, null, null, null)).start());
+        ScriptedCluster cluster = ScriptedCluster.options()
+            .broker("broker-a", ScriptedPeer.answering(request -> answer("broker-a", request)))
+            .broker("broker-b", ScriptedPeer.answering(request -> answer("broker-b", request)))
+            .noClusterInfo().nameServer(brokers -> Routes.nameServer(Map.of(TOPIC, brokers)))
+            .gateway(g -> g.requestTimeout(Duration.ofSeconds(5))
+                .virtualQueues(new VirtualQueueConfig(SERVED, TOPIC, 2, null, null, null, null, null, null)))
+            .start(resources);
+        brokerA = cluster.broker("broker-a");
+        brokerB = cluster.broker("broker-b");
+        gateway = cluster.gateway();
     }
 
     /**

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.config.VirtualQueueConfig;
 import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.gateway.testing.Routes;
@@ -41,17 +42,17 @@ class VirtualBrokerTest {
     @RegisterExtension
     final Closer resources = Closer.eachTest();
     private ScriptedPeer broker;
-    private ScriptedPeer namesrv;
     private TestGateway gateway;
 
     @BeforeEach
     void start() throws Exception {
-        broker = resources.add(ScriptedPeer.broker(code -> false));
-        namesrv = resources.add(ScriptedPeer.start(Routes.nameServer(Map.of(TOPIC, Map.of("broker-a", broker.address()),
-            "TopicPlain", Map.of("broker-a", broker.address())))));
-        namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-        gateway = resources.add(TestGateway.builder().namesrv(namesrv.address()).requestTimeout(Duration.ofSeconds(5))
-            .virtualQueues(new VirtualQueueConfig(GROUP, TOPIC, 3, null, null, null, null, null, null)).start());
+        ScriptedCluster cluster = ScriptedCluster.options().broker(() -> ScriptedPeer.broker(code -> false))
+            .nameServer(brokers -> Routes.nameServer(Map.of(TOPIC, brokers, "TopicPlain", brokers)))
+            .gateway(g -> g.requestTimeout(Duration.ofSeconds(5))
+                .virtualQueues(new VirtualQueueConfig(GROUP, TOPIC, 3, null, null, null, null, null, null)))
+            .start(resources);
+        broker = cluster.broker();
+        gateway = cluster.gateway();
     }
 
     private int virtualPort() throws Exception {

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rmqgw.testing.Closer;
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.config.VirtualQueueConfig;
 import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.gateway.testing.TestGateway;
@@ -21,6 +23,7 @@ import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -38,31 +41,33 @@ class VirtualStartPointTest {
     private static final Map<Integer, String> OFFSETS = Map.of(
         RequestCode.GET_MIN_OFFSET, "7", RequestCode.GET_MAX_OFFSET, "99", RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, "42");
 
+    @RegisterExtension
+    final Closer resources = Closer.eachTest();
+
     @ParameterizedTest
     @CsvSource({"CONSUME_FROM_FIRST_OFFSET, 7", "CONSUME_FROM_LAST_OFFSET, 99", "CONSUME_FROM_TIMESTAMP, 42",
         "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST, 99"})
     void aGroupWithoutCommitsStartsWhereItsClientsAsk(String consumeFromWhere, long expected) throws Exception {
         AtomicReference<String> gatewayHeartbeat = new AtomicReference<>("");
-        try (ScriptedPeer broker = ScriptedPeer.start(ScriptedPeer.answering(r -> answer(r, gatewayHeartbeat)));
-             ScriptedPeer namesrv = ScriptedPeer.start(Routes.nameServer(Map.of(TOPIC, Map.of("broker-a", broker.address()))))) {
-            namesrv.clusterInfo(ScriptedPeer.clusterInfoNaming("broker-a", broker.address()));
-            TestGateway gateway = TestGateway.builder().namesrv(namesrv.address()).requestTimeout(Duration.ofSeconds(5))
-                .virtualQueues(VirtualQueueConfig.of(GROUP, TOPIC)).start();
-            try (RawClient client = RawClient.connect(virtualPort(gateway))) {
-                client.send(Wire.request(RequestCode.HEART_BEAT).opaque(1).body(heartbeat(consumeFromWhere)).bytes());
-                List<Wire.Frame> frames = client.readUntil(Wire.Frame::isResponse, RawClient.WAIT);
-                assertEquals(Wire.SUCCESS, frames.get(frames.size() - 1).code());
+        ScriptedCluster cluster = ScriptedCluster.options()
+            .broker(ScriptedPeer.answering(r -> answer(r, gatewayHeartbeat)))
+            .nameServer(brokers -> Routes.nameServer(Map.of(TOPIC, brokers)))
+            .gateway(g -> g.requestTimeout(Duration.ofSeconds(5)).virtualQueues(VirtualQueueConfig.of(GROUP, TOPIC)))
+            .start(resources);
+        ScriptedPeer broker = cluster.broker();
+        TestGateway gateway = cluster.gateway();
+        try (RawClient client = RawClient.connect(virtualPort(gateway))) {
+            client.send(Wire.request(RequestCode.HEART_BEAT).opaque(1).body(heartbeat(consumeFromWhere)).bytes());
+            List<Wire.Frame> frames = client.readUntil(Wire.Frame::isResponse, RawClient.WAIT);
+            assertEquals(Wire.SUCCESS, frames.get(frames.size() - 1).code());
 
-                ScriptedPeer.Received fetch = broker.awaitFrame(f -> f.code() == RequestCode.PULL_MESSAGE, RawClient.WAIT);
-                assertNotNull(fetch, "the gateway never fetched");
-                assertEquals(Long.toString(expected), fetch.frame().ext().get("queueOffset"), fetch.frame()::toString);
-                String ownHeartbeat = gatewayHeartbeat.get();
-                String startAs = expected == 99 ? "CONSUME_FROM_LAST_OFFSET" : consumeFromWhere;
-                assertTrue(ownHeartbeat.contains("\"consumeFromWhere\":\"" + startAs + "\""),
-                    "the gateway's own heartbeat says where it starts: " + ownHeartbeat);
-            } finally {
-                gateway.close();
-            }
+            ScriptedPeer.Received fetch = broker.awaitFrame(f -> f.code() == RequestCode.PULL_MESSAGE, RawClient.WAIT);
+            assertNotNull(fetch, "the gateway never fetched");
+            assertEquals(Long.toString(expected), fetch.frame().ext().get("queueOffset"), fetch.frame()::toString);
+            String ownHeartbeat = gatewayHeartbeat.get();
+            String startAs = expected == 99 ? "CONSUME_FROM_LAST_OFFSET" : consumeFromWhere;
+            assertTrue(ownHeartbeat.contains("\"consumeFromWhere\":\"" + startAs + "\""),
+                "the gateway's own heartbeat says where it starts: " + ownHeartbeat);
         }
     }
 
