@@ -1,6 +1,8 @@
 package io.rmqgw.codec.frame;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
@@ -15,8 +17,11 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  * instead, so its bytes are copied only by the socket. Anything that cannot be a remoting
  * frame raises a {@link MalformedFrameException} naming the reason, and the pipeline closes the
  * connection. After that every further byte is discarded: framing is lost. With an
- * {@link IncompleteFrameBudget}, the bytes of the frame not yet whole are taken from it as they arrive;
- * a read that does not fit raises a {@link FrameBudgetExceededException} instead of being kept.
+ * {@link IncompleteFrameBudget}, the memory the frame not yet whole pins is taken from it as its reads
+ * arrive (the capacity of the buffers holding it, at least {@link #PARTIAL_FRAME_FLOOR}); a read that does
+ * not fit raises a {@link FrameBudgetExceededException} instead of being kept. A read kept for a frame not
+ * yet whole is copied into a buffer of its own size when it fills less than half of the one it arrived in
+ * (the read buffer is sized by the reads before it: a trickle of single bytes would pin 32 KiB each).
  *
  * <p>With a {@link CutThrough}, a large frame may stream through instead of being stored whole: once its
  * header has arrived (and its body has not), the policy decides, once, from the head. A streamed frame is
@@ -35,6 +40,19 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
      * to read from one contiguous buffer.
      */
     public static final int LARGE_FRAME_LENGTH = 32 * 1024;
+
+    /**
+     * The least a connection holding a frame not yet whole counts in the budget, whatever its buffers' capacity:
+     * what the pool rounds up and the buffers' own bookkeeping, so that many connections holding a few bytes each
+     * still add up to what they cost.
+     */
+    public static final int PARTIAL_FRAME_FLOOR = 2048;
+
+    /**
+     * A read kept for a frame not yet whole may leave this much of its buffer unused (or up to what it holds, if
+     * more) before it is copied into a buffer of its size: copying a small read costs less than pinning the rest.
+     */
+    static final int KEPT_READ_SLACK = 1024;
 
     /**
      * Decides at header time whether a large frame streams through; called on the channel's event loop
@@ -65,10 +83,10 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
     private boolean awaitingHead;
     /** Shared by the connections whose incomplete frames it bounds; null: not counted. */
     private final IncompleteFrameBudget budget;
-    /** What this decoder holds of {@link #budget} now: the readable bytes of its incomplete frame. */
+    /** What this decoder holds of {@link #budget} now: what its incomplete frame pins, or 0. */
     private long taken;
     private boolean corrupted;
-    private boolean chaining;
+    private boolean chainingReads;
     /** When the frame now incomplete began to arrive ({@code System.nanoTime()}), or 0 when none is. */
     private long partialSinceNanos;
 
@@ -105,6 +123,73 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
         this.chainFrom = chainFrom;
         this.budget = budget;
         this.cutThrough = cutThrough;
+        setCumulator(merging);
+    }
+
+    /** Small frames: reads merged into one buffer, kept no larger than what it holds needs. */
+    private final Cumulator merging = (alloc, cumulation, in) -> {
+        if (!cumulation.isReadable()) {
+            cumulation.release();
+            return keptRead(alloc, cumulation, in);
+        }
+        ByteBuf into;
+        try {
+            into = compacted(alloc, cumulation, in.readableBytes());
+        } catch (Throwable t) {
+            in.release(); // the cumulation stays the decoder's
+            throw t;
+        }
+        return MERGE_CUMULATOR.cumulate(alloc, into, in);
+    };
+
+    /** Large frames: reads chained in a composite, each in a buffer it fills at least half of. */
+    private final Cumulator chaining = (alloc, cumulation, in) ->
+        COMPOSITE_CUMULATOR.cumulate(alloc, cumulation, keptRead(alloc, cumulation, in));
+
+    /**
+     * {@code in}, or a copy of it in a buffer of its size when it is to be kept for a frame not yet whole and fills
+     * less than half of its own buffer. Takes ownership of {@code in} (released if the copy cannot be made).
+     */
+    private ByteBuf keptRead(ByteBufAllocator alloc, ByteBuf cumulation, ByteBuf in) {
+        int readable = in.readableBytes();
+        if (streamRemaining > 0 || in.capacity() - readable <= Math.max(readable, KEPT_READ_SLACK)
+            || completesFrame(cumulation, in)) {
+            return in;
+        }
+        try {
+            return alloc.buffer(readable, readable).writeBytes(in);
+        } finally {
+            in.release();
+        }
+    }
+
+    /**
+     * {@code cumulation}, or its bytes in a buffer of the size they and {@code incoming} more bytes need when it would
+     * be mostly empty (a large read buffer left holding the start of a small frame). Takes ownership of
+     * {@code cumulation} when it returns another buffer; leaves it the caller's when this throws.
+     */
+    private static ByteBuf compacted(ByteBufAllocator alloc, ByteBuf cumulation, int incoming) {
+        int needed = cumulation.readableBytes() + incoming;
+        if (cumulation.capacity() - needed <= Math.max(needed, KEPT_READ_SLACK)) {
+            return cumulation;
+        }
+        ByteBuf c = alloc.buffer(needed).writeBytes(cumulation);
+        cumulation.release();
+        return c;
+    }
+
+    /** Whether the frame at the start of {@code cumulation} then {@code in} is all there (then nothing is kept). */
+    private static boolean completesFrame(ByteBuf cumulation, ByteBuf in) {
+        int held = cumulation.readableBytes();
+        long length;
+        if (held >= 4) {
+            length = cumulation.getInt(cumulation.readerIndex());
+        } else if (held == 0 && in.readableBytes() >= 4) {
+            length = in.getInt(in.readerIndex());
+        } else {
+            return false; // its length is split across the two: rare, and copying then costs a few bytes
+        }
+        return held + (long) in.readableBytes() >= length + 4;
     }
 
     /**
@@ -244,15 +329,33 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
         }
     }
 
-    /** Bytes this connection holds in its incomplete frame, as taken from the budget (0 without one). */
+    /** What this connection's incomplete frame pins, as taken from the budget (0 without a budget). */
     public long incompleteFrameBytes() {
         return taken;
     }
 
-    /** The incomplete frame at the start of {@code in} now holds all of {@code in}: the budget follows. */
+    /**
+     * The memory {@code in} pins: the capacity of its buffer, or of every buffer it chains (a kept read pins the whole
+     * buffer it arrived in, however few bytes it brought).
+     */
+    static long pinned(ByteBuf in) {
+        if (in instanceof CompositeByteBuf c) {
+            long sum = 0;
+            for (int i = 0, n = c.numComponents(); i < n; i++) {
+                sum += c.component(i).capacity();
+            }
+            return sum;
+        }
+        return in.capacity();
+    }
+
+    /** The incomplete frame at the start of {@code in} now holds all of {@code in}: the budget follows what it pins. */
     private void hold(ByteBuf in) {
-        long bytes = in.readableBytes();
-        if (budget == null || bytes == taken) {
+        if (budget == null) {
+            return;
+        }
+        long bytes = Math.max(pinned(in), PARTIAL_FRAME_FLOOR);
+        if (bytes == taken) {
             return;
         }
         if (bytes < taken) {
@@ -260,7 +363,8 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
         } else if (!budget.tryTake(bytes - taken)) {
             String declared = bytes >= 4 ? " of " + (in.getInt(in.readerIndex()) + 4L) : "";
             throw new FrameBudgetExceededException("incomplete frames already hold " + budget.held() + " of the "
-                + budget.limit() + " bytes they may; this connection's frame" + declared + " bytes would hold " + bytes);
+                + budget.limit() + " bytes they may; this connection's frame" + declared + " bytes would hold " + bytes
+                + " (" + in.readableBytes() + " arrived)");
         }
         taken = bytes;
     }
@@ -299,14 +403,13 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
 
     /**
      * Picks how the next reads join {@code in}, which now starts at a frame not yet whole: chained if
-     * that frame is large, merged otherwise. Swapping Netty's own cumulators (rather than wrapping
-     * them) keeps the per-read call as short as before.
+     * that frame is large, merged otherwise.
      */
     private void awaitRestOf(ByteBuf in) {
         boolean large = in.readableBytes() >= 4 && in.getInt(in.readerIndex()) >= chainFrom - 4;
-        if (large != chaining) {
-            chaining = large;
-            setCumulator(large ? COMPOSITE_CUMULATOR : MERGE_CUMULATOR);
+        if (large != chainingReads) {
+            chainingReads = large;
+            setCumulator(large ? chaining : merging);
         }
     }
 

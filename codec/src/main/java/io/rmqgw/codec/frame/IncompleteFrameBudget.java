@@ -7,8 +7,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * starts large frames and never finishes them pins memory until the frame timeout, so the sum is
  * bounded. A decoder takes from the budget as its partial frame grows and gives back when the frame
  * completes or the connection goes; a read that does not fit is refused before anything more is
- * buffered. Counted in readable bytes (what the reads brought), not in the capacity of the buffers
- * that hold them. Thread-safe.
+ * buffered. Counted in what the frames pin (the capacity of the buffers holding them, and at least
+ * {@link FrameDecoder#PARTIAL_FRAME_FLOOR} per connection), not in the bytes the reads brought: a few
+ * bytes kept in a large buffer hold all of it. Thread-safe.
  */
 public final class IncompleteFrameBudget {
 
