@@ -98,6 +98,7 @@ public final class Gateway implements AutoCloseable {
         try {
             metrics.topicLabels(config.admin().topicLabels(), config.admin().topicLabelLimit());
             Readiness readiness = new Readiness();
+            warnIfDirectMemoryUncounted();
             // first, so probes see "not ready" during startup rather than a refused connection
             admin = config.admin().enabled() ? AdminServer.start(config.admin().listen(), metrics, readiness,
                 config.admin().bearerToken(), config.admin().tokenProtectsMetrics()) : null;
@@ -108,6 +109,9 @@ public final class Gateway implements AutoCloseable {
             context.tls().apply(config.tls());
             context.tls().watch(transport.boss().next());
             context.rateLimits().apply(config.rateLimits());
+            // ready only while there is memory to serve with and every event loop runs
+            readiness.check(context.allocationFailures()::recentReason);
+            readiness.check(transport.loopWatch()::stalledReason);
             metrics.downstreamQueued(() -> context.queuedBytes().total(), () -> context.queuedBytes().largest());
             BrokerListeners brokers = new BrokerListeners(context, config.listen().host(), config.advertiseHost(),
                 new BrokerPortMap(config.brokerPorts().from(), config.brokerPorts().to()));
@@ -155,6 +159,20 @@ public final class Gateway implements AutoCloseable {
             }
             transport.close();
             throw e;
+        }
+    }
+
+    /**
+     * Netty allocates direct memory itself, counted against {@code -XX:MaxDirectMemorySize} and failing at once, only
+     * when it may use the JDK's DirectByteBuffer constructor; otherwise each allocation goes through the JDK, which,
+     * at the limit, runs a full GC and sleeps on the event loop (up to about half a second per allocation) before it
+     * fails: under memory pressure every connection of that loop waits. bin/rmqgw opens java.nio for it.
+     */
+    private static void warnIfDirectMemoryUncounted() {
+        if (!io.netty.util.internal.PlatformDependent.useDirectBufferNoCleaner()) {
+            log.warn("Netty cannot allocate direct memory on its own (start the JVM with --add-opens"
+                + " java.base/java.nio=ALL-UNNAMED -Dio.netty.tryReflectionSetAccessible=true, as bin/rmqgw does):"
+                + " when direct memory runs out, allocations stall the event loops instead of failing at once");
         }
     }
 

@@ -80,7 +80,9 @@ public final class GatewayMetrics implements AutoCloseable {
          */
         WRITE_BACKLOG,
         /** The client's write buffer stayed past its high water mark for {@code downstream.unwritable-timeout}. */
-        UNWRITABLE;
+        UNWRITABLE,
+        /** Memory for the connection's next read or answer could not be had (direct memory exhausted). */
+        ALLOCATION_FAILED;
 
         private final String label = name().toLowerCase(Locale.ROOT);
 
@@ -162,6 +164,7 @@ public final class GatewayMetrics implements AutoCloseable {
     private final Counter routeCacheHits;
     private final Counter routesRewritten;
     private final Counter framesStreamed;
+    private final Counter allocationFailures;
     private final Counter litePullsTranslated;
 
     /** [requestIndex * RESPONSE_CODES.size() + responseIndex], created on first use. */
@@ -212,6 +215,10 @@ public final class GatewayMetrics implements AutoCloseable {
             .register(registry);
         framesStreamed = Counter.builder("rmqgw.frames.streamed")
             .description("Large client requests streamed through to their upstream (cut-through), not stored whole")
+            .register(registry);
+        allocationFailures = Counter.builder("rmqgw.allocation.failures")
+            .description("Buffers the gateway could not allocate (direct memory exhausted); each closed the connection"
+                + " it was for, and /health/ready answers 503 for 10 s after the last")
             .register(registry);
         // the one translation the gateway makes; from and to name request codes, as rmqgw_requests_total's code does
         litePullsTranslated = Counter.builder("rmqgw.requests.translated")
@@ -504,6 +511,11 @@ public final class GatewayMetrics implements AutoCloseable {
 
     public void routeRewritten() {
         routesRewritten.increment();
+    }
+
+    /** A buffer could not be allocated (the connection it was for is closed). */
+    public void allocationFailed() {
+        allocationFailures.increment();
     }
 
     /** A large client request's head went upstream; its body follows as it arrives. */

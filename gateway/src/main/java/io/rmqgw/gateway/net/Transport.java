@@ -38,6 +38,9 @@ public final class Transport implements AutoCloseable {
     private final Class<? extends ServerChannel> serverChannel;
     private final Class<? extends SocketChannel> socketChannel;
     private final AddressResolverGroup<InetSocketAddress> resolver;
+    private final LoopWatch loopWatch;
+    /** How long a stop waits for the event loops to end past their quiet period: a stalled loop never would. */
+    private static final Duration LOOPS_END_WITHIN = Duration.ofSeconds(5);
 
     public Transport(int workerThreads) {
         this(workerThreads, DnsServerAddressStreamProviders.platformDefault());
@@ -65,6 +68,12 @@ public final class Transport implements AutoCloseable {
             .datagramChannelType(datagramChannel)
             .socketChannelType(socketChannel)
             .nameServerProvider(dnsServers));
+        loopWatch = new LoopWatch(workers);
+    }
+
+    /** Whether every I/O event loop still runs its tasks. */
+    public LoopWatch loopWatch() {
+        return loopWatch;
     }
 
     public EventLoopGroup boss() {
@@ -92,9 +101,14 @@ public final class Transport implements AutoCloseable {
     }
 
     public void close(Duration quietPeriod) {
+        loopWatch.close();
         resolver.close();
         boss.shutdownGracefully(0, quietPeriod.toMillis(), TimeUnit.MILLISECONDS);
-        workers.shutdownGracefully(0, quietPeriod.toMillis(), TimeUnit.MILLISECONDS).syncUninterruptibly();
+        if (!workers.shutdownGracefully(0, quietPeriod.toMillis(), TimeUnit.MILLISECONDS)
+            .awaitUninterruptibly(quietPeriod.plus(LOOPS_END_WITHIN).toMillis())) {
+            org.slf4j.LoggerFactory.getLogger(Transport.class).warn("the event loops did not end within {} ms of the"
+                + " stop (one is stalled): left to end with the process", quietPeriod.plus(LOOPS_END_WITHIN).toMillis());
+        }
     }
 
     @Override

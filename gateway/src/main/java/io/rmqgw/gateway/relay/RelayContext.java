@@ -43,6 +43,7 @@ public final class RelayContext {
     private final LogRateLimiter peerCloseLog = new LogRateLimiter(10, Duration.ofSeconds(10));
     private final ServerTls tls;
     private final RateLimits rateLimits;
+    private final AllocationFailures allocationFailures;
     private volatile boolean draining;
 
     public RelayContext(Transport transport, Dialer dialer, GatewayMetrics metrics, int maxFrameLength,
@@ -56,6 +57,12 @@ public final class RelayContext {
         metrics.incompleteFrames(incompleteFrames::held, incompleteFrames::limit);
         this.tls = new ServerTls(metrics);
         this.rateLimits = new RateLimits(metrics);
+        this.allocationFailures = new AllocationFailures(metrics);
+    }
+
+    /** Buffers that could not be allocated for a connection (each closed it). */
+    public AllocationFailures allocationFailures() {
+        return allocationFailures;
     }
 
     /** The rate limits in force. */

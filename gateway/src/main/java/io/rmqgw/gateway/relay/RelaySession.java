@@ -485,7 +485,7 @@ public final class RelaySession {
     private void start() {
         context.register(this);
         clientActiveNanos = System.nanoTime();
-        timeoutScan = client.eventLoop().scheduleAtFixedRate(this::expireTimedOut,
+        timeoutScan = client.eventLoop().scheduleAtFixedRate(this::sweep,
             TIMEOUT_SCAN_MILLIS, TIMEOUT_SCAN_MILLIS, TimeUnit.MILLISECONDS);
         if (role.local()) {
             state = state.local();
@@ -916,16 +916,32 @@ public final class RelaySession {
         context.metrics().connectionClosed(handlers.role(), CloseReason.UPSTREAM_CLOSED);
         reads.upstream(null);
         List<PendingRequests.Pending> orphans = pending.drain();
-        if (!orphans.isEmpty()) {
-            context.metrics().upstreamFailure(UpstreamFailure.CONNECTION_LOST);
-            for (PendingRequests.Pending p : orphans) {
-                answered();
-                metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_ERROR);
-                writeComposed(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
-                    RemotingSysResponseCode.SYSTEM_ERROR, reason + " before answering request code " + p.code()));
+        try {
+            if (!orphans.isEmpty()) {
+                context.metrics().upstreamFailure(UpstreamFailure.CONNECTION_LOST);
+                for (PendingRequests.Pending p : orphans) {
+                    answered();
+                    metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_ERROR);
+                    writeComposed(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
+                        RemotingSysResponseCode.SYSTEM_ERROR, reason + " before answering request code " + p.code()));
+                }
             }
+        } finally {
+            // an answer that could not be allocated still closes the client, which then knows its requests failed
+            client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
         }
-        client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    /**
+     * The periodic scan: a failure in it (an answer that could not be allocated) closes this connection instead of
+     * ending the scan, which would leave the connection's timeouts unwatched for good.
+     */
+    private void sweep() {
+        try {
+            expireTimedOut();
+        } catch (Throwable t) {
+            failed(client, "client", t);
+        }
     }
 
     private void expireTimedOut() {
@@ -1025,6 +1041,11 @@ public final class RelaySession {
             context.metrics().connectionClosed(handlers.role(), CloseReason.INCOMPLETE_FRAME_BUDGET);
             endInput();
             return;
+        } else if (AllocationFailures.isAllocationFailure(cause)) {
+            // Netty closes a channel whose read found no memory; any other allocation closes it here. The others go on.
+            context.allocationFailures().record();
+            logClose(side, channel, "no memory for it: " + cause, false);
+            context.metrics().connectionClosed(handlers.role(), CloseReason.ALLOCATION_FAILED);
         } else if (tlsRefusal != null) {
             upstreamEnded = tlsRefusal;
             log.warn("client {}: upstream {}: {}", clientAddress, Addresses.of(channel.remoteAddress()), upstreamEnded);

@@ -37,6 +37,13 @@ public final class GatewayProcess implements GatewayRunner {
      * plus the rest of the start-up.
      */
     private static final Duration STARTUP_WAIT = Duration.ofMinutes(2);
+    /**
+     * A stop asked for by a signal ends the process within {@code drain-timeout} plus this, whatever holds it up (an
+     * event loop stuck in a system call, a broker that does not let go); the embedded cluster gets {@link #EMBEDDED_STOP}
+     * more.
+     */
+    static final Duration STOP_BOUND = Duration.ofSeconds(10);
+    static final Duration EMBEDDED_STOP = Duration.ofSeconds(20);
 
     private final Object lock = new Object();
     private final CountDownLatch startupDone = new CountDownLatch(1);
@@ -52,6 +59,7 @@ public final class GatewayProcess implements GatewayRunner {
     private ConfigFileWatcher watcher;
     private Sighup sighup;
     private Thread hook;
+    private boolean stopDeadlineArmed;
     private PrintWriter out;
     private final LogLevels logLevels;
     private final EmbeddedUpstream.Starter embedded;
@@ -198,7 +206,30 @@ public final class GatewayProcess implements GatewayRunner {
     /** A stop signal: the main thread stops everything ({@link #runUntilStopped}); start-up gives up. */
     private void requestStop() {
         stopRequested = true;
+        armStopDeadline();
         wake.countDown();
+    }
+
+    /**
+     * From a signal or the shutdown hook on, the process ends within its bound: a daemon thread halts it (exit code
+     * {@link StopDeadline#STOP_OVERRAN}) if the stop has not finished by then. Not armed by {@link #stop()} (tests stop in their JVM).
+     */
+    private void armStopDeadline() {
+        Duration bound;
+        synchronized (lock) {
+            if (stopDeadlineArmed) {
+                return;
+            }
+            stopDeadlineArmed = true;
+            bound = (gateway == null ? Duration.ofSeconds(10) : gateway.config().drainTimeout()).plus(STOP_BOUND)
+                .plus(cluster == null ? Duration.ZERO : EMBEDDED_STOP);
+        }
+        StopDeadline.arm(bound, stopped, code -> {
+            System.err.println("rmqgw: the stop did not finish within " + ConfigLoader.formatDuration(bound)
+                + " (drain-timeout + " + ConfigLoader.formatDuration(STOP_BOUND) + "); exiting now");
+            System.err.flush();
+            Runtime.getRuntime().halt(code);
+        });
     }
 
     /** Stops everything as SIGTERM does, without exiting (tests, and the main thread after a stop signal). */
@@ -253,6 +284,7 @@ public final class GatewayProcess implements GatewayRunner {
 
     private void onShutdown() {
         stopRequested = true;
+        armStopDeadline();
         try {
             if (!startupDone.await(STARTUP_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
                 println("rmqgw: start-up did not finish in " + STARTUP_WAIT.toSeconds() + "s; exiting without stopping it");

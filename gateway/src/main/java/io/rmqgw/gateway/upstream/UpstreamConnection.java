@@ -21,6 +21,7 @@ import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.frame.RemotingHeader;
 import io.rmqgw.gateway.net.Addresses;
 import io.rmqgw.gateway.net.Dialer;
+import io.rmqgw.gateway.relay.AllocationFailures;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.upstream.ResponseTable.Pending;
 import io.rmqgw.gateway.upstream.UpstreamException.Reason;
@@ -272,7 +273,7 @@ public final class UpstreamConnection {
             return;
         }
         if (timeoutScan == null) {
-            timeoutScan = loop.scheduleAtFixedRate(this::expire, TIMEOUT_SCAN_MILLIS, TIMEOUT_SCAN_MILLIS,
+            timeoutScan = loop.scheduleAtFixedRate(this::sweep, TIMEOUT_SCAN_MILLIS, TIMEOUT_SCAN_MILLIS,
                 TimeUnit.MILLISECONDS);
         }
         int opaque = ++nextOpaque;
@@ -465,6 +466,22 @@ public final class UpstreamConnection {
         }
     }
 
+    /** The periodic scan: a failure in it closes the connection (its requests then fail) rather than end the scan. */
+    private void sweep() {
+        try {
+            expire();
+        } catch (Throwable t) {
+            if (AllocationFailures.isAllocationFailure(t)) {
+                context.allocationFailures().record();
+            }
+            log.warn("closing pooled connection to {}: its timeout scan failed: {}", describe(), t.toString());
+            closeReason = "timeout scan failed: " + t;
+            if (state instanceof State.Connected c) {
+                c.channel().close();
+            }
+        }
+    }
+
     private void expire() {
         long now = System.nanoTime();
         for (Pending p : table.expire(now)) {
@@ -568,6 +585,10 @@ public final class UpstreamConnection {
                 log.warn("closing pooled connection to {}: {}", describe(), closeReason);
             } else if (cause instanceof IOException) {
                 log.debug("pooled connection to {}: {}", describe(), cause.toString());
+            } else if (AllocationFailures.isAllocationFailure(cause)) {
+                context.allocationFailures().record();
+                closeReason = "no memory for it: " + cause;
+                log.warn("closing pooled connection to {}: {}", describe(), closeReason);
             } else {
                 log.warn("closing pooled connection to {}", describe(), cause);
                 closeReason = "internal error: " + cause;

@@ -34,4 +34,19 @@ class ReadinessTest {
         r.draining();
         assertEquals("draining", r.notReadyReason());
     }
+
+    @Test
+    void aFailingCheckMakesItNotReadyUntilItPassesAgain() {
+        Readiness r = new Readiness();
+        r.listenersBound();
+        r.namesrvAnswered();
+        String[] why = {null};
+        r.check(() -> why[0]);
+        assertTrue(r.isReady());
+        why[0] = "event loop rmqgw-io-1 has run no task for 3000 ms";
+        assertFalse(r.isReady());
+        assertEquals("not ready: event loop rmqgw-io-1 has run no task for 3000 ms", r.toString());
+        why[0] = null;
+        assertTrue(r.isReady(), "back once the condition is gone");
+    }
 }
