@@ -81,6 +81,8 @@ public final class RelaySession {
     private final ArrayDeque<RemotingFrame> waiting = new ArrayDeque<>();
     private final StringBuilder connectFailures = new StringBuilder(64);
     private final ReadGate reads;
+    /** The client's frame decoder: the sweep asks it how long its frame has been arriving. */
+    private final FrameDecoder clientFrames;
     /** Broker ports only: a name server serves no pulls, and what it answers a 361 is relayed as it is. */
     private final boolean translatesLitePulls;
 
@@ -141,6 +143,7 @@ public final class RelaySession {
         this.client = client;
         this.clientAddress = Addresses.of(client.remoteAddress());
         this.reads = new ReadGate(client);
+        this.clientFrames = client.pipeline().get(FrameDecoder.class);
         this.translatesLitePulls = GatewayMetrics.BROKER.equals(handlers.role());
     }
 
@@ -974,7 +977,7 @@ public final class RelaySession {
     /** A frame that began to arrive and never completes (slowloris) would hold its buffer for ever. */
     private void closeIfAFrameStalled() {
         Duration limit = context.downstream().frameTimeout();
-        FrameDecoder frames = client.pipeline().get(FrameDecoder.class);
+        FrameDecoder frames = clientFrames;
         long since = frames == null ? 0 : frames.partialFrameSinceNanos();
         if (since == 0 || limit.isZero() || !client.isActive() || System.nanoTime() - since < limit.toNanos()) {
             return;

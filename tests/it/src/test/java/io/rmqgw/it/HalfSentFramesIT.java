@@ -157,7 +157,7 @@ class HalfSentFramesIT {
     }
 
     /** The gateway's address for the shared broker, from a route answered through it. */
-    private static InetSocketAddress brokerListener(SharedCluster cluster, ForkedGateway gateway, String topic)
+    static InetSocketAddress brokerListener(SharedCluster cluster, ForkedGateway gateway, String topic)
         throws Exception {
         Admin.createTopic(cluster.brokerAddress(), topic, 4);
         Admin.awaitRoute(gateway.namesrvAddress(), topic, cluster.brokerName(), Duration.ofSeconds(30));
