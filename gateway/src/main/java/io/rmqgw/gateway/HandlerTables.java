@@ -54,9 +54,10 @@ import io.rmqgw.routing.ClusterView;
 import io.rmqgw.routing.RouteCache;
 
 /**
- * Where each request code is handled: the one place that says it. Every code not listed here is
- * relayed as an opaque slice (re-encoded only when an edge needs another header encoding), and
- * never decoded; what the gateway decodes follows from these registrations.
+ * Where each request code is handled: the one place that says it. Every code not listed here goes to the
+ * table's fallback: on the name-server and broker ports the admin-request policy, then relayed as an opaque
+ * slice (re-encoded only when an edge needs another header encoding), and never decoded; what the gateway
+ * decodes follows from these registrations.
  */
 public final class HandlerTables {
 
