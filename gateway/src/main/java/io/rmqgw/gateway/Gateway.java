@@ -3,6 +3,7 @@ package io.rmqgw.gateway;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
+import io.rmqgw.gateway.adminpolicy.AdminRequests;
 import io.rmqgw.gateway.admin.AdminServer;
 import io.rmqgw.gateway.admin.Readiness;
 import io.rmqgw.gateway.broker.BrokerListeners;
@@ -19,6 +20,7 @@ import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.RequestHandler;
 import io.rmqgw.gateway.relay.UpstreamSettings;
 import io.rmqgw.gateway.upstream.UpstreamPool;
 import io.rmqgw.gateway.clients.ClientRegistry;
@@ -57,12 +59,13 @@ public final class Gateway implements AutoCloseable {
     private final Fanout fanout;
     private final VirtualQueues virtualQueues;
     private final Coalescing coalescing;
+    private final AdminRequests adminRequests;
     private volatile boolean closed;
 
     private Gateway(GatewayConfig config, GatewayMetrics metrics, Transport transport, RelayContext context,
                     BrokerListeners brokers, Channel listener, Readiness readiness, AdminServer admin,
                     UpstreamPool upstreamPool, RouteQueries routeQueries, Fanout fanout, VirtualQueues virtualQueues,
-                    Coalescing coalescing) {
+                    Coalescing coalescing, AdminRequests adminRequests) {
         this.config = config;
         this.metrics = metrics;
         this.transport = transport;
@@ -76,6 +79,7 @@ public final class Gateway implements AutoCloseable {
         this.fanout = fanout;
         this.virtualQueues = virtualQueues;
         this.coalescing = coalescing;
+        this.adminRequests = adminRequests;
         if (admin != null) {
             String advertised = config.advertiseHost() + ":" + listenAddress().getPort();
             admin.namesrvAddress(() -> advertised);
@@ -112,6 +116,9 @@ public final class Gateway implements AutoCloseable {
             // ready only while there is memory to serve with and every event loop runs
             readiness.check(context.allocationFailures()::recentReason);
             readiness.check(transport.loopWatch()::stalledReason);
+            // before any role is built: every code their handler tables do not register passes the policy
+            AdminRequests adminRequests = new AdminRequests(config.adminRequests(), metrics);
+            context.unregisteredCodes(adminRequests.guard(RequestHandler.PASS_THROUGH));
             metrics.downstreamQueued(() -> context.queuedBytes().total(), () -> context.queuedBytes().largest());
             BrokerListeners brokers = new BrokerListeners(context, config.listen().host(), config.advertiseHost(),
                 new BrokerPortMap(config.brokerPorts().from(), config.brokerPorts().to()));
@@ -138,7 +145,7 @@ public final class Gateway implements AutoCloseable {
                 .sync()
                 .channel();
             Gateway gateway = new Gateway(config, metrics, transport, context, brokers, listener, readiness, admin,
-                pool, routeQueries, fanout, virtualQueues, coalescing);
+                pool, routeQueries, fanout, virtualQueues, coalescing, adminRequests);
             if (config.fanout().enabled()) {
                 fanout.bindListener();
             }
@@ -243,6 +250,9 @@ public final class Gateway implements AutoCloseable {
         if (context.rateLimits().apply(next.rateLimits())) {
             applied.add("rate-limits");
         }
+        if (adminRequests.apply(next.adminRequests())) {
+            applied.add("admin-requests");
+        }
         if (!current.upstream().equals(next.upstream())) {
             UpstreamSettings previous = context.upstream();
             UpstreamSettings replacement = UpstreamSettings.of(next.upstream());
@@ -294,7 +304,8 @@ public final class Gateway implements AutoCloseable {
             new io.rmqgw.gateway.config.AdminConfig(current.admin().enabled(), current.admin().listen(),
                 next.admin().topicLabels(), next.admin().topicLabelLimit(), current.admin().token(),
                 current.admin().tokenFile(), current.admin().tokenProtectsMetrics()), next.downstream(), next.names(),
-            current.logging(), next.fanout(), next.virtualQueues(), next.tls(), next.rateLimits(), next.coalescing());
+            current.logging(), next.fanout(), next.virtualQueues(), next.tls(), next.rateLimits(), next.coalescing(),
+            next.adminRequests());
         ReloadResult result = new ReloadResult(applied, needsRestart, pendingRestart);
         log.info("reload: applied {}, newly needs a restart {}, pending a restart {}", applied, needsRestart,
             pendingRestart);

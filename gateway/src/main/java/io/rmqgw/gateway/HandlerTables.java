@@ -54,9 +54,10 @@ import io.rmqgw.routing.ClusterView;
 import io.rmqgw.routing.RouteCache;
 
 /**
- * Where each request code is handled: the one place that says it. Every code not listed here is
- * relayed as an opaque slice (re-encoded only when an edge needs another header encoding), and
- * never decoded; what the gateway decodes follows from these registrations.
+ * Where each request code is handled: the one place that says it. Every code not listed here goes to the
+ * table's fallback: on the name-server and broker ports the admin-request policy, then relayed as an opaque
+ * slice (re-encoded only when an edge needs another header encoding), and never decoded; what the gateway
+ * decodes follows from these registrations.
  */
 public final class HandlerTables {
 
@@ -81,6 +82,16 @@ public final class HandlerTables {
      */
     public static HandlerTable namesrv(BrokerListeners brokers, RouteCache routes, ClusterView cluster,
                                        GatewayMetrics metrics, Fanout fanout, RouteShaper shaper) {
+        return namesrv(brokers, routes, cluster, metrics, fanout, shaper, RequestHandler.PASS_THROUGH);
+    }
+
+    /**
+     * The name-server role; {@code unregistered} treats every code not registered here (pass-through behind the
+     * admin-request policy, {@code RelayContext.unregisteredCodes()}).
+     */
+    public static HandlerTable namesrv(BrokerListeners brokers, RouteCache routes, ClusterView cluster,
+                                       GatewayMetrics metrics, Fanout fanout, RouteShaper shaper,
+                                       RequestHandler unregistered) {
         RouteAnswerHandler routeAnswers = new RouteAnswerHandler(brokers, routes, cluster, metrics, shaper);
         RequestHandler routeQueries = fanout == null ? routeAnswers : new FanoutRouteHandler(fanout, routeAnswers);
         return HandlerTable.builder("namesrv")
@@ -92,6 +103,7 @@ public final class HandlerTables {
             // a topic named to the name servers: checked, then relayed as it is (DELETE_TOPIC_IN_NAMESRV is
             // not: a topic created with a bad name before the checks must stay removable)
             .request(new NameCheckedHandler(NameGuard::checkTopicField), REGISTER_TOPIC_IN_NAMESRV)
+            .fallback(unregistered)
             .build();
     }
 
@@ -152,6 +164,16 @@ public final class HandlerTables {
      */
     public static HandlerTable broker(String brokerAddress, StoreHostMapper storeHosts, ClientRegistry clients,
                                       Supplier<ServedGroups> served, Supplier<Coalescing> coalescing) {
+        return broker(brokerAddress, storeHosts, clients, served, coalescing, RequestHandler.PASS_THROUGH);
+    }
+
+    /**
+     * The broker role; {@code unregistered} treats every code not registered here (pass-through behind the
+     * admin-request policy, {@code RelayContext.unregisteredCodes()}).
+     */
+    public static HandlerTable broker(String brokerAddress, StoreHostMapper storeHosts, ClientRegistry clients,
+                                      Supplier<ServedGroups> served, Supplier<Coalescing> coalescing,
+                                      RequestHandler unregistered) {
         StoreHostRequests recordsToClients = new StoreHostRequests(storeHosts);
         ClientRegistration registration = new ClientRegistration(brokerAddress, clients);
         RequestHandler consumerLists = new NameCheckedHandler(NameGuard::checkConsumerGroup);
@@ -177,6 +199,7 @@ public final class HandlerTables {
             // requests the broker sends to a client: records and ids point at the gateway
             .upstreamRequest(recordsToClients::checkBack, CHECK_TRANSACTION_STATE)
             .upstreamRequest(recordsToClients::consumeDirectly, CONSUME_MESSAGE_DIRECTLY)
+            .fallback(unregistered)
             .build();
     }
 }

@@ -103,6 +103,9 @@ public final class GatewayMetrics implements AutoCloseable {
 
     /** The {@code limit} values of {@code rmqgw.rate.limited}: which limit refused a send. */
     public static final List<String> RATE_LIMITS = List.of("topic", "client", "topic_pull", "client_request");
+    /** The {@code kind} values of {@code rmqgw.admin.requests.refused}: what a refused request code does. */
+    public static final List<String> ADMIN_REFUSED_KINDS = List.of("destructive", "config_read", "cluster_internal",
+        "unknown");
     /** The {@code result} values of {@code rmqgw.tls.reloads}. */
     public static final List<String> TLS_RELOAD_RESULTS = List.of("applied", "failed");
 
@@ -166,6 +169,7 @@ public final class GatewayMetrics implements AutoCloseable {
     private final Counter framesStreamed;
     private final Counter allocationFailures;
     private final Counter litePullsTranslated;
+    private final LabelledCounters adminRefused;
 
     /** [requestIndex * RESPONSE_CODES.size() + responseIndex], created on first use. */
     private final AtomicReferenceArray<Counter> requests =
@@ -291,6 +295,10 @@ public final class GatewayMetrics implements AutoCloseable {
             "Requests answered SYSTEM_BUSY by the gateway's rate limits, by the limit that refused them: sends by"
                 + " topic or client, pulls by topic (topic_pull), any request by client (client_request)",
             Tags.empty(), "limit", RATE_LIMITS);
+        adminRefused = new LabelledCounters(registry, "rmqgw.admin.requests.refused",
+            "Requests refused by the admin-request policy (admin-requests), by what the code does: destructive,"
+                + " config_read, cluster_internal, unknown (oneways dropped included)", Tags.empty(), "kind",
+            ADMIN_REFUSED_KINDS);
         tlsReloads = new LabelledCounters(registry, "rmqgw.tls.reloads",
             "TLS certificate and key files read again after a change: applied, or failed (the previous ones stay)",
             Tags.empty(), "result", TLS_RELOAD_RESULTS);
@@ -913,6 +921,15 @@ public final class GatewayMetrics implements AutoCloseable {
 
     public double rateLimitedSends(String limit) {
         return rateLimited.count(limit);
+    }
+
+    /** A request refused by the admin-request policy ({@code rmqgw.admin.requests.refused{kind}}). */
+    public void adminRequestRefused(String kind) {
+        adminRefused.counter(kind).increment();
+    }
+
+    public double adminRequestsRefused(String kind) {
+        return adminRefused.count(kind);
     }
 
     /** TLS files read again after a change ({@code rmqgw.tls.reloads{result}}): one of {@link #TLS_RELOAD_RESULTS}. */

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rmqgw.embedded.EmbeddedCluster;
 import io.rmqgw.gateway.Gateway;
+import io.rmqgw.gateway.config.AdminRequestsConfig;
 import io.rmqgw.gateway.config.EmbeddedConfig;
 import io.rmqgw.gateway.config.GatewayConfig;
 import io.rmqgw.gateway.config.HostPort;
@@ -62,7 +63,10 @@ class ProbeEndToEndTest {
         metrics = GatewayMetrics.inMemory();
         GatewayConfig config = new GatewayConfig(new HostPort("127.0.0.1", listen), null, new PortRange(block, block + 2),
             new UpstreamConfig(List.of(HostPort.parse("namesrv", cluster.namesrvAddress())), null, null, null),
-            new RouteCacheConfig(null), null, Duration.ofSeconds(1), EmbeddedConfig.DISABLED);
+            new RouteCacheConfig(null), null, Duration.ofSeconds(1), EmbeddedConfig.DISABLED)
+            // the probe deletes its group and retry topic: admin codes the gateway refuses unless the probe's
+            // address is allowed
+            .withAdminRequests(new AdminRequestsConfig(null, List.of("127.0.0.1"), null));
         gateway = Gateway.start(config, metrics);
     }
 

@@ -20,7 +20,7 @@ final class BrokerRole implements UpstreamRole {
         this.brokerAddress = brokerAddress;
         this.targets = List.of(brokerAddress);
         this.handlers = HandlerTables.broker(brokerAddress, storeHosts, context.clients(), context::servedGroups,
-            context::coalescing);
+            context::coalescing, context.unregisteredCodes());
         this.metrics = context.metrics();
     }
 

@@ -439,6 +439,10 @@ public final class ConfigLoader {
         coalescing.put("max-bytes", config.coalescing().maxBytes());
         coalescing.put("max-delay", formatDuration(config.coalescing().maxDelay()));
         coalescing.put("max-in-flight", config.coalescing().maxInFlight());
+        ObjectNode adminRequests = root.putObject("admin-requests");
+        adminRequests.put("allow-all", config.adminRequests().allowAll());
+        config.adminRequests().allowFrom().forEach(adminRequests.putArray("allow-from")::add);
+        adminRequests.put("allow-unknown-codes", config.adminRequests().allowUnknownCodes());
         try {
             return MAPPER.writeValueAsString(root);
         } catch (IOException e) {

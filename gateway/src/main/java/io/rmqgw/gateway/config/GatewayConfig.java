@@ -26,13 +26,14 @@ import java.util.Objects;
  * @param tls            TLS on the client-facing listeners (off by default)
  * @param rateLimits     request rate limits per topic and per client id (none by default)
  * @param coalescing     server-side coalescing of small sends into batches (no topic by default)
+ * @param adminRequests  which admin request codes are relayed (destructive ones refused by default)
  */
 public record GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
                             RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
                             EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream,
                             NamesConfig names, LoggingConfig logging, FanoutConfig fanout,
                             List<VirtualQueueConfig> virtualQueues, TlsConfig tls, RateLimitConfig rateLimits,
-                            CoalescingConfig coalescing) {
+                            CoalescingConfig coalescing, AdminRequestsConfig adminRequests) {
 
     public static final int DEFAULT_MAX_FRAME_LENGTH = 16 * 1024 * 1024;
     public static final HostPort DEFAULT_LISTEN = new HostPort("127.0.0.1", 9876);
@@ -93,6 +94,17 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
         tls = Objects.requireNonNullElse(tls, TlsConfig.DISABLED);
         rateLimits = Objects.requireNonNullElse(rateLimits, RateLimitConfig.NONE);
         coalescing = Objects.requireNonNullElse(coalescing, CoalescingConfig.NONE);
+        adminRequests = Objects.requireNonNullElse(adminRequests, AdminRequestsConfig.DEFAULT);
+    }
+
+    /** With the default admin-request policy. */
+    public GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
+                         RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
+                         EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream, NamesConfig names,
+                         LoggingConfig logging, FanoutConfig fanout, List<VirtualQueueConfig> virtualQueues,
+                         TlsConfig tls, RateLimitConfig rateLimits, CoalescingConfig coalescing) {
+        this(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout, embedded, admin,
+            downstream, names, logging, fanout, virtualQueues, tls, rateLimits, coalescing, null);
     }
 
     /** Without coalescing. */
@@ -220,49 +232,55 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
     /** A copy with other log levels. */
     public GatewayConfig withLogging(LoggingConfig levels) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, levels, fanout, virtualQueues, tls, rateLimits, coalescing);
+            embedded, admin, downstream, names, levels, fanout, virtualQueues, tls, rateLimits, coalescing, adminRequests);
     }
 
     /** A copy with other upstream settings. */
     public GatewayConfig withUpstream(UpstreamConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, replacement, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, coalescing);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, coalescing, adminRequests);
     }
 
     /** A copy with these route-cache settings. */
     public GatewayConfig withRoutes(RouteCacheConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, replacement, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, coalescing);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, coalescing, adminRequests);
     }
 
     /** A copy with other fan-out settings. */
     public GatewayConfig withFanout(FanoutConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, replacement, virtualQueues, tls, rateLimits, coalescing);
+            embedded, admin, downstream, names, logging, replacement, virtualQueues, tls, rateLimits, coalescing, adminRequests);
     }
 
     /** A copy with other virtual-queue entries. */
     public GatewayConfig withVirtualQueues(List<VirtualQueueConfig> replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, replacement, tls, rateLimits, coalescing);
+            embedded, admin, downstream, names, logging, fanout, replacement, tls, rateLimits, coalescing, adminRequests);
     }
 
     /** A copy with other TLS settings. */
     public GatewayConfig withTls(TlsConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, virtualQueues, replacement, rateLimits, coalescing);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, replacement, rateLimits, coalescing, adminRequests);
     }
 
     /** A copy with other rate limits. */
     public GatewayConfig withRateLimits(RateLimitConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, replacement, coalescing);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, replacement, coalescing, adminRequests);
     }
 
     /** A copy with other coalescing settings. */
     public GatewayConfig withCoalescing(CoalescingConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, replacement);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, replacement, adminRequests);
+    }
+
+    /** A copy with another admin-request policy. */
+    public GatewayConfig withAdminRequests(AdminRequestsConfig replacement) {
+        return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, coalescing, replacement);
     }
 
     /** {@code advertise-host:port} of the listen port: what clients put in {@code namesrvAddr}. */

@@ -41,7 +41,8 @@ public final class NamesrvRole implements UpstreamRole {
                        io.rmqgw.gateway.fanout.Fanout fanout, RouteShaper shaper) {
         this.context = context;
         this.metrics = context.metrics();
-        this.handlers = HandlerTables.namesrv(brokers, routes, context.cluster(), metrics, fanout, shaper);
+        this.handlers = HandlerTables.namesrv(brokers, routes, context.cluster(), metrics, fanout, shaper,
+            context.unregisteredCodes());
         this.readiness = readiness;
     }
 

@@ -45,6 +45,8 @@ public final class RelayContext {
     private final RateLimits rateLimits;
     private final AllocationFailures allocationFailures;
     private volatile boolean draining;
+    /** What treats the codes no handler registered on the name-server and broker ports (the admin-request policy). */
+    private volatile RequestHandler unregisteredCodes = RequestHandler.PASS_THROUGH;
 
     public RelayContext(Transport transport, Dialer dialer, GatewayMetrics metrics, int maxFrameLength,
                         UpstreamSettings upstream) {
@@ -68,6 +70,18 @@ public final class RelayContext {
     /** The rate limits in force. */
     public RateLimits rateLimits() {
         return rateLimits;
+    }
+
+    /**
+     * The fallback of the name-server and broker roles' handler tables, read when a role is built: pass-through,
+     * or pass-through behind the gateway's admin-request policy.
+     */
+    public RequestHandler unregisteredCodes() {
+        return unregisteredCodes;
+    }
+
+    public void unregisteredCodes(RequestHandler handler) {
+        this.unregisteredCodes = Objects.requireNonNull(handler, "handler");
     }
 
     /** TLS on the client listeners: the context each accepted connection takes. */

@@ -78,12 +78,13 @@ class GatewayReloadTest {
 
     private static GatewayConfig with(GatewayConfig c, UpstreamConfig upstream) {
         return new GatewayConfig(c.listen(), c.advertiseHost(), c.brokerPorts(), upstream, c.routes(), c.maxFrameLength(),
-            c.drainTimeout(), c.embedded(), c.admin(), c.downstream(), c.names());
+            c.drainTimeout(), c.embedded(), c.admin(), c.downstream(), c.names()).withAdminRequests(c.adminRequests());
     }
 
     private static GatewayConfig with(GatewayConfig c, NamesConfig names) {
         return new GatewayConfig(c.listen(), c.advertiseHost(), c.brokerPorts(), c.upstream(), c.routes(),
-            c.maxFrameLength(), c.drainTimeout(), c.embedded(), c.admin(), c.downstream(), names);
+            c.maxFrameLength(), c.drainTimeout(), c.embedded(), c.admin(), c.downstream(), names)
+            .withAdminRequests(c.adminRequests());
     }
 
     private static UpstreamConfig namesrv(UpstreamConfig u, String address) {
@@ -310,7 +311,7 @@ class GatewayReloadTest {
         GatewayConfig moved = new GatewayConfig(new HostPort("127.0.0.1", otherListen), original.advertiseHost(),
             new PortRange(otherBrokerBase, otherBrokerBase + 8), original.upstream(), original.routes(),
             original.maxFrameLength(), original.drainTimeout(), original.embedded(), original.admin(),
-            original.downstream(), original.names());
+            original.downstream(), original.names()).withAdminRequests(original.adminRequests());
 
         try (RawClient client = RawClient.connect(listenPort)) {
             routeRequest(client, 1);

@@ -2,6 +2,7 @@ package io.rmqgw.gateway.testing;
 
 import io.rmqgw.gateway.Gateway;
 import io.rmqgw.gateway.config.AdminConfig;
+import io.rmqgw.gateway.config.AdminRequestsConfig;
 import io.rmqgw.gateway.config.DownstreamConfig;
 import io.rmqgw.gateway.config.CoalescingConfig;
 import io.rmqgw.gateway.config.FanoutConfig;
@@ -133,6 +134,17 @@ public final class TestGateway implements AutoCloseable {
 
         private TlsConfig tls;
         private RateLimitConfig rateLimits;
+        /**
+         * Relay-mechanics tests script made-up codes (4242, 60001) that the default policy refuses as unknown: they
+         * pass here unless a test sets its own policy.
+         */
+        private AdminRequestsConfig adminRequests = new AdminRequestsConfig(null, null, true);
+
+        /** The admin-request policy (default here: unknown codes allowed, the rest as in production). */
+        public Builder adminRequests(AdminRequestsConfig adminRequests) {
+            this.adminRequests = adminRequests;
+            return this;
+        }
 
         /** TLS on the client listeners (default: off). */
         public Builder tls(TlsConfig tls) {
@@ -258,7 +270,7 @@ public final class TestGateway implements AutoCloseable {
                         maxIncompleteFrameBytes, incompleteFrameBudget, maxPendingWriteBytes, maxPendingWrites,
                         unwritableTimeout), names,
                     null, fanout, virtualQueues).withTls(tls).withRateLimits(rateLimits)
-                    .withCoalescing(coalescing);
+                    .withCoalescing(coalescing).withAdminRequests(adminRequests);
                 GatewayMetrics metrics = GatewayMetrics.inMemory();
                 try {
                     return new TestGateway(Gateway.start(config, metrics), metrics, brokerPorts);
