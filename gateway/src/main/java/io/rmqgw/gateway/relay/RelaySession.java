@@ -1047,12 +1047,24 @@ public final class RelaySession {
         closeIfAnswered();
     }
 
-    /** A frame that began to arrive and never completes (slowloris) would hold its buffer for ever. */
+    /**
+     * A frame that began to arrive and never completes (slowloris) would hold its buffer for ever. Its time runs
+     * only while the gateway reads the client: one the gateway stopped reading (a client that takes none of its
+     * answers is closed by {@link #closeIfUnwritableTooLong}) stalls because of the gateway, and its frame's time
+     * starts again when its reads resume.
+     */
     private void closeIfAFrameStalled() {
         Duration limit = context.downstream().frameTimeout();
         FrameDecoder frames = client.pipeline().get(FrameDecoder.class);
         long since = frames == null ? 0 : frames.partialFrameSinceNanos();
-        if (since == 0 || limit.isZero() || !client.isActive() || System.nanoTime() - since < limit.toNanos()) {
+        if (since == 0 || limit.isZero() || !client.isActive() || !reads.clientRead()) {
+            return;
+        }
+        long resumed = reads.clientReadSinceNanos();
+        if (resumed != 0 && resumed - since > 0) {
+            since = resumed;
+        }
+        if (System.nanoTime() - since < limit.toNanos()) {
             return;
         }
         logClose("client", client, "a frame began to arrive " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since)

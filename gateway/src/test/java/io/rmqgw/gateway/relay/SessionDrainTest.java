@@ -12,11 +12,14 @@ import io.netty.channel.ChannelPromise;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.gateway.config.DownstreamConfig;
 import io.rmqgw.gateway.config.RateLimitConfig;
 import io.rmqgw.gateway.config.RateLimitConfig.ClientLimit;
 import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.metrics.GatewayMetrics.CloseReason;
 import io.rmqgw.testing.Wire;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -220,7 +223,7 @@ class SessionDrainTest {
     private RelaySession limitedAfter(int opaque) {
         RelaySession session = connected();
         context.rateLimits().apply(new RateLimitConfig(null, List.of(new ClientLimit("*", null, null, 1, 1)))
-            .withRefusalDelay(java.time.Duration.ofSeconds(1)));
+            .withRefusalDelay(Duration.ofSeconds(1)));
         send(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(opaque));
         assertEquals(opaque, Wire.parse(bytes(upstream.readOutbound())).opaque());
         return session;
@@ -362,6 +365,59 @@ class SessionDrainTest {
         assertTrue(client.config().isAutoRead());
         assertTrue(upstream.config().isAutoRead());
         client.releaseOutbound();
+    }
+
+    /**
+     * A client that takes none of its answers, whose last frame the gateway read halfway before it stopped reading
+     * it: its frame stalls because of the gateway, so the frame timeout does not run while the client is not read;
+     * the unwritable timeout closes it, counted {@code unwritable}, not {@code frame_timeout}.
+     */
+    @Test
+    void aHalfReadFrameOfAClientTheGatewayStoppedReadingIsNotTimedOutAndTheClientIsClosedAsUnwritable()
+        throws InterruptedException {
+        connected();
+        context.downstream(new DownstreamConfig(null, null, Duration.ofMillis(50), null, null, null, null, null, null,
+            Duration.ofMillis(300)));
+        byte[] frame = Wire.request(RequestCode.GET_MAX_OFFSET).opaque(40).bytes();
+        client.writeInbound(Unpooled.wrappedBuffer(frame, 0, frame.length - 3));
+        client.config().setWriteBufferWaterMark(new WriteBufferWaterMark(8, 16));
+        client.write(Unpooled.wrappedBuffer(new byte[64]));
+        assertFalse(client.config().isAutoRead(), "the gateway still reads a client that takes nothing");
+
+        Thread.sleep(150); // three frame timeouts
+        client.advanceTimeBy(1, TimeUnit.SECONDS);
+        client.runScheduledPendingTasks();
+        assertTrue(client.isActive(), "closed for a frame the gateway itself stopped reading");
+
+        Thread.sleep(250); // past the unwritable timeout
+        client.advanceTimeBy(1, TimeUnit.SECONDS);
+        client.runScheduledPendingTasks();
+        assertFalse(client.isActive(), "a client that takes nothing is still open past downstream.unwritable-timeout");
+        assertEquals(1, metrics.connectionsClosed(GatewayMetrics.BROKER, CloseReason.UNWRITABLE));
+        assertEquals(0, metrics.connectionsClosed(GatewayMetrics.BROKER, CloseReason.FRAME_TIMEOUT));
+    }
+
+    /** Once the gateway reads the client again, a frame that still does not complete times out, from then on. */
+    @Test
+    void aHalfReadFrameTimesOutOnceTheClientIsReadAgain() throws InterruptedException {
+        connected();
+        context.downstream(new DownstreamConfig(null, null, Duration.ofMillis(100), null, null));
+        byte[] frame = Wire.request(RequestCode.GET_MAX_OFFSET).opaque(41).bytes();
+        client.writeInbound(Unpooled.wrappedBuffer(frame, 0, frame.length - 3));
+        client.config().setWriteBufferWaterMark(new WriteBufferWaterMark(8, 16));
+        client.write(Unpooled.wrappedBuffer(new byte[64]));
+        Thread.sleep(150);
+        client.flush(); // the client took it: writable, read again; the frame's time starts now
+        client.releaseOutbound();
+        assertTrue(client.config().isAutoRead());
+        client.advanceTimeBy(1, TimeUnit.SECONDS);
+        client.runScheduledPendingTasks();
+        assertTrue(client.isActive(), "the time the gateway did not read it was counted against the frame");
+        Thread.sleep(150);
+        client.advanceTimeBy(1, TimeUnit.SECONDS);
+        client.runScheduledPendingTasks();
+        assertFalse(client.isActive());
+        assertEquals(1, metrics.connectionsClosed(GatewayMetrics.BROKER, CloseReason.FRAME_TIMEOUT));
     }
 
     @Test
