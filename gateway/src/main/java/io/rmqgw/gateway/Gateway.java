@@ -468,6 +468,9 @@ public final class Gateway implements AutoCloseable {
         context.closeAll();
         virtualQueues.close(); // pushes the real commits while the pool still runs
         upstreamPool.close();
+        // the failures of held requests (virtual-queue fetches, coalesced batches) are told on their callers'
+        // loops: those run them before any loop ends
+        passEveryLoop(System.nanoTime() + TimeUnit.SECONDS.toNanos(1));
         transport.close(Duration.ofMillis(100));
         if (admin != null) {
             admin.close();

@@ -188,7 +188,10 @@ final class Forwarding {
         return true;
     }
 
-    /** Answers SYSTEM_BUSY with {@code remark} (a oneway request is dropped, logged at debug). Takes ownership. */
+    /**
+     * Answers SYSTEM_BUSY with {@code remark}, held by the session's refusal delay (a oneway request is dropped,
+     * logged at debug). Takes ownership.
+     */
     private static void answerBusy(RelaySession session, RemotingFrame request, String remark) {
         try {
             if (request.isOneway()) {
@@ -196,7 +199,7 @@ final class Forwarding {
                     remark);
                 return;
             }
-            session.answerLocally(Frames.errorResponse(session.client().alloc(), request.opaque(),
+            session.answerRateLimited(Frames.errorResponse(session.client().alloc(), request.opaque(),
                 session.answerEncoding(request.encoding()), SYSTEM_BUSY, remark));
         } finally {
             request.release();

@@ -63,7 +63,8 @@ public final class SendHandler implements RequestHandler {
         Coalescing batches = coalescing.get();
         return Forwarding.typed(session, request, SendRequestHeader.class, NameGuard::checkSend,
             SendRequestHeader::topic, limits.active()
-                ? header -> limits.admitSend(header.topic(), session.clientIdForLimits()) : null,
+                ? header -> limits.admitSend(header.topic(), session.clientIdForLimits(),
+                    session.sourceForLimits()) : null,
             batches != null && batches.active() ? header -> batches.offer(session, request, header, brokerAddress)
                 : null, SendRequestHeader::namesValidInFrame);
     }

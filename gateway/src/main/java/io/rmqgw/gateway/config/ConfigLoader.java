@@ -432,6 +432,13 @@ public final class ConfigLoader {
             putRate(entry, "sends-per-second", l.sendsPerSecond(), "burst", l.burst());
             putRate(entry, "requests-per-second", l.requestsPerSecond(), "request-burst", l.requestBurst());
         }
+        ArrayNode perAddress = rateLimits.putArray("per-address");
+        for (RateLimitConfig.AddressLimit l : config.rateLimits().perAddress()) {
+            ObjectNode entry = perAddress.addObject().put("address", l.address());
+            putRate(entry, "sends-per-second", l.sendsPerSecond(), "burst", l.burst());
+            putRate(entry, "requests-per-second", l.requestsPerSecond(), "request-burst", l.requestBurst());
+        }
+        rateLimits.put("refusal-delay", formatDuration(config.rateLimits().refusalDelay()));
         ObjectNode coalescing = root.putObject("coalescing");
         ArrayNode coalescedTopics = coalescing.putArray("topics");
         config.coalescing().topics().forEach(coalescedTopics::add);

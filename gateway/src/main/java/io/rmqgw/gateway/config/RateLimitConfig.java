@@ -2,6 +2,8 @@ package io.rmqgw.gateway.config;
 
 import io.rmqgw.codec.name.NameCheck;
 import io.rmqgw.codec.name.NameValidator;
+import io.netty.util.NetUtil;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
@@ -16,14 +18,23 @@ import java.util.Objects;
  *
  * @param perTopic  limits by topic; {@code topic: "*"} gives every topic not listed its own bucket of that size
  * @param perClient limits by client id (the {@code clientID} of the client's heartbeats); {@code client-id: "*"}
- *                  gives every client not listed its own bucket. A connection that has not sent a heartbeat yet
- *                  counts as a client of its own.
+ *                  gives every client not listed its own bucket. The connections of one source address that
+ *                  have not sent a heartbeat yet share one client, {@code unidentified@<ip>}.
+ * @param perAddress   limits by source address, whatever client id its connections claim: each address gets its
+ *                     own buckets of the most specific entry that matches it (an IP, a CIDR range, or
+ *                     {@code "*"}), shared by every connection from it, identified or not
+ * @param refusalDelay how long a request refused by a rate limit waits before its SYSTEM_BUSY answer goes out
+ *                     (clients retry at once; {@code 0s}: at once); default {@link #DEFAULT_REFUSAL_DELAY}
  */
-public record RateLimitConfig(List<TopicLimit> perTopic, List<ClientLimit> perClient) {
+public record RateLimitConfig(List<TopicLimit> perTopic, List<ClientLimit> perClient, List<AddressLimit> perAddress,
+                              Duration refusalDelay) {
 
     /** Matches every topic, or every client, not listed by name. */
     public static final String ANY = "*";
     public static final int MAX_RATE = 10_000_000;
+
+    public static final Duration DEFAULT_REFUSAL_DELAY = Duration.ofMillis(100);
+    public static final Duration MAX_REFUSAL_DELAY = Duration.ofSeconds(1);
 
     /** No limits. */
     public static final RateLimitConfig NONE = new RateLimitConfig(null, null);
@@ -31,12 +42,28 @@ public record RateLimitConfig(List<TopicLimit> perTopic, List<ClientLimit> perCl
     public RateLimitConfig {
         perTopic = List.copyOf(perTopic == null ? List.of() : perTopic);
         perClient = List.copyOf(perClient == null ? List.of() : perClient);
+        perAddress = List.copyOf(perAddress == null ? List.of() : perAddress);
         unique("rate-limits.per-topic", perTopic.stream().map(TopicLimit::topic).toList(), "topic");
         unique("rate-limits.per-client", perClient.stream().map(ClientLimit::clientId).toList(), "client-id");
+        unique("rate-limits.per-address", perAddress.stream().map(AddressLimit::address).toList(), "address");
+        refusalDelay = refusalDelay == null ? DEFAULT_REFUSAL_DELAY : refusalDelay;
+        if (refusalDelay.isNegative() || refusalDelay.compareTo(MAX_REFUSAL_DELAY) > 0) {
+            throw new ConfigException("rate-limits.refusal-delay", "must be between 0s and 1s, was " + refusalDelay);
+        }
+    }
+
+    /** Topic and client limits alone (no address limits, the default refusal delay). */
+    public RateLimitConfig(List<TopicLimit> perTopic, List<ClientLimit> perClient) {
+        this(perTopic, perClient, null, null);
     }
 
     public boolean isEmpty() {
-        return perTopic.isEmpty() && perClient.isEmpty();
+        return perTopic.isEmpty() && perClient.isEmpty() && perAddress.isEmpty();
+    }
+
+    /** These limits with {@code delay} as the refusal delay. */
+    public RateLimitConfig withRefusalDelay(Duration delay) {
+        return new RateLimitConfig(perTopic, perClient, perAddress, delay);
     }
 
     /**
@@ -97,6 +124,93 @@ public record RateLimitConfig(List<TopicLimit> perTopic, List<ClientLimit> perCl
         /** A send limit alone. */
         public ClientLimit(String clientId, Integer sendsPerSecond, Integer burst) {
             this(clientId, sendsPerSecond, burst, null, null);
+        }
+    }
+
+    /**
+     * One source address's limits (at least one of sends and requests), each address it matches getting buckets of
+     * its own.
+     *
+     * @param address           an IP address ({@code 10.0.0.5}, {@code ::1}), a CIDR range ({@code 10.0.0.0/8}), or
+     *                          {@code "*"} for every address no other entry matches; the most specific entry wins
+     * @param sendsPerSecond    send requests a second from that address; null: sends not limited (but counted as
+     *                          requests)
+     * @param burst             sends allowed at once after a quiet spell; default: {@code sendsPerSecond}
+     * @param requestsPerSecond requests of any kind to brokers a second from that address; null: none
+     * @param requestBurst      requests allowed at once after a quiet spell; default: {@code requestsPerSecond}
+     */
+    public record AddressLimit(String address, Integer sendsPerSecond, Integer burst, Integer requestsPerSecond,
+                               Integer requestBurst) {
+        public AddressLimit {
+            if (address == null || address.isBlank()) {
+                throw ConfigException.inEntry("address", "is required (an IP address, a CIDR range such as 10.0.0.0/8,"
+                    + " or \"*\" for every other address)");
+            }
+            address = address.trim();
+            if (!ANY.equals(address)) {
+                prefix(address); // checks it
+            }
+            requireOne("sends-per-second", sendsPerSecond, "requests-per-second", requestsPerSecond);
+            burst = checkedBurst("sends-per-second", sendsPerSecond, "burst", burst);
+            requestBurst = checkedBurst("requests-per-second", requestsPerSecond, "request-burst", requestBurst);
+        }
+
+        /** The address bytes of this entry's range (null for {@code "*"}). */
+        public byte[] network() {
+            return ANY.equals(address) ? null : prefix(address).network();
+        }
+
+        /** The prefix length of this entry's range: all its bits for one address, -1 for {@code "*"}. */
+        public int prefixLength() {
+            return ANY.equals(address) ? -1 : prefix(address).length();
+        }
+
+        /** Whether {@code ip} (4 or 16 bytes) lies in this entry's range. */
+        public boolean matches(byte[] ip) {
+            if (ANY.equals(address)) {
+                return true;
+            }
+            Prefix p = prefix(address);
+            byte[] net = p.network();
+            if (ip == null || ip.length != net.length) {
+                return false;
+            }
+            int bits = p.length();
+            for (int i = 0; i < net.length && bits > 0; i++, bits -= 8) {
+                int mask = bits >= 8 ? 0xff : (0xff << (8 - bits)) & 0xff;
+                if ((ip[i] & mask) != (net[i] & mask)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        private record Prefix(byte[] network, int length) {
+        }
+
+        /** An IP literal, or one with {@code /bits}: never a host name (no DNS lookup). */
+        private static Prefix prefix(String address) {
+            int slash = address.indexOf('/');
+            String ip = slash < 0 ? address : address.substring(0, slash);
+            byte[] bytes = NetUtil.createByteArrayFromIpAddressString(ip);
+            if (bytes == null) {
+                throw ConfigException.inEntry("address", "must be an IP address, a CIDR range such as 10.0.0.0/8 or"
+                    + " \"*\", was '" + address + "'");
+            }
+            int max = bytes.length * 8;
+            int length = max;
+            if (slash >= 0) {
+                try {
+                    length = Integer.parseInt(address.substring(slash + 1));
+                } catch (NumberFormatException e) {
+                    length = -1;
+                }
+                if (length < 0 || length > max) {
+                    throw ConfigException.inEntry("address", "the prefix length must be between 0 and " + max
+                        + ", was '" + address + "'");
+                }
+            }
+            return new Prefix(bytes, length);
         }
     }
 

@@ -4,11 +4,17 @@ import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.TimeMeter;
 import io.rmqgw.gateway.config.RateLimitConfig;
+import io.rmqgw.gateway.config.RateLimitConfig.AddressLimit;
 import io.rmqgw.gateway.config.RateLimitConfig.ClientLimit;
 import io.rmqgw.gateway.config.RateLimitConfig.TopicLimit;
 import io.rmqgw.metrics.GatewayMetrics;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
@@ -21,8 +27,11 @@ import org.apache.rocketmq.remoting.protocol.RequestCode;
  * its topic's send bucket, then one from its client's; the first empty bucket refuses it with a remark saying
  * which limit and how large (a send its client's limit refuses gives its topic's token back). A pull takes one
  * from its topic's pull bucket. Every request a client sends to a broker (sends and pulls too; heartbeats,
- * unregistrations and oneways not) takes one from its client's request bucket first. Thread-safe: every client
- * event loop asks at once.
+ * unregistrations and oneways not) takes one from its client's request bucket first. The same requests and sends
+ * also take a token from their source address's buckets ({@code per-address}), whatever client id the connection
+ * claims and whether it named one yet: the address's request bucket before the client's, its send bucket after
+ * the topic's and the client's (a bucket that refuses gives the tokens taken before it back). Thread-safe: every
+ * client event loop asks at once.
  *
  * <p>A reload with other limits replaces every bucket (they start full). Buckets made for {@code "*"} entries
  * are kept up to {@link #MAX_DYNAMIC_BUCKETS} per kind; past that the kind's table is emptied and refills as
@@ -30,7 +39,7 @@ import org.apache.rocketmq.remoting.protocol.RequestCode;
  */
 public final class RateLimits {
 
-    /** Buckets made for {@code "*"} entries, per kind (topics, clients), before the table is emptied. */
+    /** Buckets made for {@code "*"} entries (and addresses of ranges), per kind, before the table is emptied. */
     static final int MAX_DYNAMIC_BUCKETS = 100_000;
 
     private final GatewayMetrics metrics;
@@ -61,6 +70,11 @@ public final class RateLimits {
         return true;
     }
 
+    /** How long a refused request's SYSTEM_BUSY answer is held before it goes out, in nanoseconds (0: at once). */
+    public long refusalDelayNanos() {
+        return table.refusalDelayNanos;
+    }
+
     /** Whether any send limit is configured (none: sends are not even looked at). */
     public boolean active() {
         return table.limitsSends;
@@ -71,7 +85,7 @@ public final class RateLimits {
         return table.limitsPulls;
     }
 
-    /** Whether any client limits its requests (none: requests are not counted). */
+    /** Whether any client or address limits its requests (none: requests are not counted). */
     public boolean limitsRequests() {
         return table.limitsRequests;
     }
@@ -84,6 +98,15 @@ public final class RateLimits {
      * @return null when admitted; else the remark of the SYSTEM_BUSY answer (the refusal is counted)
      */
     public String admitSend(String topic, String clientId) {
+        return admitSend(topic, clientId, null);
+    }
+
+    /**
+     * Takes a token for one send from {@code source} (null: no address limit applies).
+     *
+     * @return null when admitted; else the remark of the SYSTEM_BUSY answer (the refusal is counted)
+     */
+    public String admitSend(String topic, String clientId, Source source) {
         Table t = table;
         TopicBuckets byTopic = t.topic(topic);
         Bucket topicSends = byTopic == null ? null : byTopic.sends;
@@ -98,6 +121,18 @@ public final class RateLimits {
             }
             metrics.rateLimited("client");
             return refusal("sends of client " + clientId, byClient.limit.sendsPerSecond(), byClient.limit.burst());
+        }
+        AddressBuckets byAddress = source == null ? null : t.address(source);
+        if (byAddress != null && byAddress.sends != null && !byAddress.sends.tryConsume(1)) {
+            if (topicSends != null) {
+                topicSends.addTokens(1);
+            }
+            if (byClient != null && byClient.sends != null) {
+                byClient.sends.addTokens(1);
+            }
+            metrics.rateLimited("address");
+            return refusal("sends from address " + source.ip(), byAddress.limit.sendsPerSecond(),
+                byAddress.limit.burst());
         }
         return null;
     }
@@ -122,9 +157,30 @@ public final class RateLimits {
      * @return null when admitted; else the remark of the SYSTEM_BUSY answer (the refusal is counted)
      */
     public String admitRequest(String clientId, int code) {
-        ClientBuckets byClient = table.client(clientId);
+        return admitRequest(clientId, null, code);
+    }
+
+    /**
+     * Takes a token for one request of {@code clientId} from {@code source} (null: no address limit applies):
+     * the address's request bucket first, then the client's (which gives the address's token back if it refuses).
+     *
+     * @return null when admitted; else the remark of the SYSTEM_BUSY answer (the refusal is counted)
+     */
+    public String admitRequest(String clientId, Source source, int code) {
+        Table t = table;
+        AddressBuckets byAddress = source == null ? null : t.address(source);
+        Bucket addressRequests = byAddress == null ? null : byAddress.requests;
+        if (addressRequests != null && !addressRequests.tryConsume(1)) {
+            metrics.rateLimited("address_request");
+            return refusal("requests from address " + source.ip() + " (this one code " + code + ")",
+                byAddress.limit.requestsPerSecond(), byAddress.limit.requestBurst());
+        }
+        ClientBuckets byClient = t.client(clientId);
         if (byClient == null || byClient.requests == null || byClient.requests.tryConsume(1)) {
             return null;
+        }
+        if (addressRequests != null) {
+            addressRequests.addTokens(1);
         }
         metrics.rateLimited("client_request");
         return refusal("requests of client " + clientId + " (this one code " + code + ")",
@@ -143,6 +199,25 @@ public final class RateLimits {
     private static String refusal(String what, int rate, int burst) {
         return "[RATE_LIMITED] " + what + " exceed the gateway's limit of " + rate + " per second (burst " + burst
             + "); retry later";
+    }
+
+    /**
+     * A connection's source address as the address limits see it: {@code ip} names it (in remarks and as the key
+     * of its buckets), {@code bytes} are matched against the entries' ranges (null: only {@code "*"} matches).
+     */
+    public record Source(String ip, byte[] bytes) {
+
+        /** The source of a connection from {@code remote}. */
+        public static Source of(SocketAddress remote) {
+            if (remote instanceof InetSocketAddress inet && inet.getAddress() != null) {
+                return new Source(inet.getAddress().getHostAddress(), inet.getAddress().getAddress());
+            }
+            return new Source(String.valueOf(remote), null);
+        }
+    }
+
+    /** An address's buckets; null where that kind is not limited. */
+    private record AddressBuckets(AddressLimit limit, Bucket sends, Bucket requests) {
     }
 
     /** A topic's buckets; null where that kind is not limited. */
@@ -164,8 +239,12 @@ public final class RateLimits {
         final Map<String, ClientBuckets> clients = new HashMap<>();
         final TopicLimit anyTopic;
         final ClientLimit anyClient;
+        /** The address entries, most specific first ({@code "*"} last). */
+        final List<AddressLimit> addressLimits;
+        final long refusalDelayNanos;
         final ConcurrentHashMap<String, TopicBuckets> dynamicTopics = new ConcurrentHashMap<>();
         final ConcurrentHashMap<String, ClientBuckets> dynamicClients = new ConcurrentHashMap<>();
+        final ConcurrentHashMap<String, AddressBuckets> addresses = new ConcurrentHashMap<>();
 
         Table(RateLimitConfig config, TimeMeter clock) {
             this.config = config;
@@ -188,10 +267,41 @@ public final class RateLimits {
             }
             anyTopic = anyT;
             anyClient = anyC;
+            List<AddressLimit> byAddress = new ArrayList<>(config.perAddress());
+            byAddress.sort(Comparator.comparingInt(AddressLimit::prefixLength).reversed());
+            addressLimits = List.copyOf(byAddress);
+            refusalDelayNanos = config.refusalDelay().toNanos();
             limitsSends = config.perTopic().stream().anyMatch(l -> l.sendsPerSecond() != null)
-                || config.perClient().stream().anyMatch(l -> l.sendsPerSecond() != null);
+                || config.perClient().stream().anyMatch(l -> l.sendsPerSecond() != null)
+                || config.perAddress().stream().anyMatch(l -> l.sendsPerSecond() != null);
             limitsPulls = config.perTopic().stream().anyMatch(l -> l.pullsPerSecond() != null);
-            limitsRequests = config.perClient().stream().anyMatch(l -> l.requestsPerSecond() != null);
+            // an address's send limit counts its sends as requests, so requests are looked at too
+            limitsRequests = config.perClient().stream().anyMatch(l -> l.requestsPerSecond() != null)
+                || !config.perAddress().isEmpty();
+        }
+
+        /** The buckets of {@code source}'s address: its own, of the most specific entry matching it; null if none. */
+        AddressBuckets address(Source source) {
+            if (addressLimits.isEmpty()) {
+                return null;
+            }
+            AddressBuckets existing = addresses.get(source.ip());
+            if (existing != null) {
+                return existing;
+            }
+            AddressLimit match = null;
+            for (AddressLimit l : addressLimits) {
+                if (l.matches(source.bytes())) {
+                    match = l;
+                    break;
+                }
+            }
+            if (match == null) {
+                return null;
+            }
+            AddressLimit limit = match;
+            return dynamic(addresses, source.ip(), () -> new AddressBuckets(limit,
+                bucket(limit.sendsPerSecond(), limit.burst()), bucket(limit.requestsPerSecond(), limit.requestBurst())));
         }
 
         TopicBuckets topic(String topic) {

@@ -16,6 +16,10 @@ final class ReadGate {
     /** Accepted connections start unread: nothing to forward to until the first dial settles. */
     private boolean dialing = true;
     private boolean upstreamFull;
+    /** Whether the client is read now (its autoRead as last set here). */
+    private boolean clientRead;
+    /** When the client's reads last resumed after the gateway stopped them ({@code System.nanoTime()}); 0: never. */
+    private long clientReadSinceNanos;
 
     ReadGate(Channel client) {
         this.client = client;
@@ -50,7 +54,25 @@ final class ReadGate {
         apply();
     }
 
+    /**
+     * Whether the gateway reads the client now: while it does not (a dial, a full upstream, a client that takes
+     * nothing of its answers), a frame the client began stalls because of the gateway, not the client.
+     */
+    boolean clientRead() {
+        return clientRead;
+    }
+
+    /** When the gateway last resumed reading the client after it had stopped ({@code System.nanoTime()}; 0: never). */
+    long clientReadSinceNanos() {
+        return clientReadSinceNanos;
+    }
+
     private void apply() {
-        client.config().setAutoRead(!dialing && !upstreamFull && client.isWritable());
+        boolean read = !dialing && !upstreamFull && client.isWritable();
+        if (read && !clientRead) {
+            clientReadSinceNanos = System.nanoTime() | 1;
+        }
+        clientRead = read;
+        client.config().setAutoRead(read);
     }
 }

@@ -55,6 +55,11 @@ public final class RelaySession {
     private static final long REFUSAL_WARN_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
     private static final AtomicLong lastRefusalWarnNanos = new AtomicLong(System.nanoTime() - REFUSAL_WARN_INTERVAL_NANOS);
     private static final AtomicLong lastSlowReaderWarnNanos = new AtomicLong(System.nanoTime() - REFUSAL_WARN_INTERVAL_NANOS);
+    /**
+     * Rate-limit refusals held on one connection at once ({@code rate-limits.refusal-delay}); past it a refusal is
+     * answered at once, so a client that keeps sending does not grow what the gateway holds for it.
+     */
+    static final int MAX_HELD_REFUSALS = 64;
     /** What a request gets once the gateway stops; RocketMQ clients retry SYSTEM_BUSY on another broker. */
     static final String DRAINING_REMARK = "rmqgw is draining (stopping); retry another address";
     /**
@@ -73,6 +78,8 @@ public final class RelaySession {
     private final GatewayMetrics metrics;
     private final Channel client;
     private final String clientAddress;
+    /** The client's source address, as the address rate limits see it. */
+    private final RateLimits.Source source;
     private final PendingRequests pending = new PendingRequests();
     /**
      * Requests that need the upstream, read while a dial is under way: the one that started it and those read in
@@ -127,6 +134,13 @@ public final class RelaySession {
     private long composedQueuedBytes;
     /** Closed for a write backlog: later answers are released unwritten. */
     private boolean backlogClosed;
+    /**
+     * Rate-limit refusals composed and not yet written ({@link #answerRateLimited}), oldest first, each with the
+     * timer that writes it; every one is owed an answer ({@link #owedAnswers}) and counts in {@link #inFlight}.
+     */
+    private final ArrayDeque<HeldRefusal> heldRefusals = new ArrayDeque<>();
+    /** {@code heldRefusals.size()}, readable from any thread (the drain's count). */
+    private volatile int heldRefusalCount;
     /** When the client's write buffer passed its high water mark; 0 while writable. */
     private long unwritableSinceNanos;
     /** The client was read or written to since the last idle check ({@link #closeIfIdle}). */
@@ -142,6 +156,7 @@ public final class RelaySession {
         this.metrics = context.metrics();
         this.client = client;
         this.clientAddress = Addresses.of(client.remoteAddress());
+        this.source = RateLimits.Source.of(client.remoteAddress());
         this.reads = new ReadGate(client);
         this.clientFrames = client.pipeline().get(FrameDecoder.class);
         this.translatesLitePulls = GatewayMetrics.BROKER.equals(handlers.role());
@@ -209,7 +224,7 @@ public final class RelaySession {
 
     /** Requests forwarded and not answered yet, and those a handler will answer later; readable from any thread. */
     int inFlight() {
-        return pending.size() + Math.max(0, deferredAnswers);
+        return pending.size() + Math.max(0, deferredAnswers) + heldRefusalCount;
     }
 
     /** Requests forwarded upstream and not answered yet (no deferred ones); readable from any thread. */
@@ -292,12 +307,81 @@ public final class RelaySession {
     }
 
     /**
-     * The client id this connection's heartbeats named, or, before its first heartbeat, a stand-in naming the
-     * connection ({@code connection ip:port}), so that it is limited as a client of its own.
+     * The client id this connection's heartbeats named, or, before its first heartbeat, a stand-in naming its
+     * source address ({@code unidentified@ip}), so that the unidentified connections of one address share one
+     * client's buckets (a client cannot escape its limit by opening connections and sending no heartbeat).
      */
     public String clientIdForLimits() {
         String id = context.clients().clientIdOf(client);
-        return id != null ? id : "connection " + clientAddress;
+        return id != null ? id : "unidentified@" + source.ip();
+    }
+
+    /** This connection's source address for {@code rate-limits.per-address}. */
+    public RateLimits.Source sourceForLimits() {
+        return source;
+    }
+
+    /**
+     * The SYSTEM_BUSY answer to a request a rate limit refused, held {@code rate-limits.refusal-delay} before it is
+     * written, so that a client retrying at once (as RocketMQ producers retry SYSTEM_BUSY) cannot spin: answered
+     * once, when due, or at once when the delay is 0, {@value #MAX_HELD_REFUSALS} refusals are held already or the
+     * gateway drains. Only this small answer is held (the request is the caller's to release). On the event loop;
+     * takes ownership of {@code answer}.
+     */
+    public void answerRateLimited(ByteBuf answer) {
+        assert client.eventLoop().inEventLoop() : "answerRateLimited off the session's event loop";
+        localAnswers++; // answered by the session: not a deferred answer
+        long delay = context.rateLimits().refusalDelayNanos();
+        if (delay <= 0 || heldRefusals.size() >= MAX_HELD_REFUSALS || context.draining() || !client.isActive()) {
+            writeComposed(answer);
+            answered();
+            return;
+        }
+        HeldRefusal held = new HeldRefusal(answer);
+        heldRefusals.add(held);
+        heldRefusalCount = heldRefusals.size();
+        held.timer = client.eventLoop().schedule(() -> writeHeldRefusal(held), delay, TimeUnit.NANOSECONDS);
+    }
+
+    /** A held refusal's delay is over: written unless the drain wrote it or a close released it already. */
+    private void writeHeldRefusal(HeldRefusal held) {
+        if (!heldRefusals.remove(held)) {
+            return;
+        }
+        heldRefusalCount = heldRefusals.size();
+        writeComposed(held.answer);
+        answered();
+        flushClient();
+        closeIfAnswered();
+    }
+
+    /** Every held refusal goes out now (the drain), each once: their timers find them gone. */
+    private void writeHeldRefusals() {
+        for (HeldRefusal h; (h = heldRefusals.poll()) != null; ) {
+            h.timer.cancel(false);
+            writeComposed(h.answer);
+            answered();
+        }
+        heldRefusalCount = 0;
+    }
+
+    /** A closed connection's held refusals: released unwritten, their timers stopped. */
+    private void releaseHeldRefusals() {
+        for (HeldRefusal h; (h = heldRefusals.poll()) != null; ) {
+            h.timer.cancel(false);
+            h.answer.release();
+        }
+        heldRefusalCount = 0;
+    }
+
+    /** A rate-limit refusal's answer, held, and the timer that writes it. */
+    private static final class HeldRefusal {
+        final ByteBuf answer;
+        ScheduledFuture<?> timer;
+
+        HeldRefusal(ByteBuf answer) {
+            this.answer = answer;
+        }
     }
 
     /** The settings this session's frames are treated with (current at the time of the call). */
@@ -421,6 +505,8 @@ public final class RelaySession {
      * lose nothing by it; requests already upstream are left to finish.
      */
     void drainStarted() {
+        // held rate-limit refusals go out now: the drain waits for nothing the session itself holds back
+        writeHeldRefusals();
         for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
             refuseDraining(frame);
         }
@@ -454,11 +540,17 @@ public final class RelaySession {
             || !GatewayMetrics.BROKER.equals(handlers.role())) {
             return false;
         }
-        String remark = limits.admitRequest(clientIdForLimits(), frame.code());
+        String remark = limits.admitRequest(clientIdForLimits(), source, frame.code());
         if (remark == null) {
             return false;
         }
-        answerBusy(frame, remark);
+        try {
+            metrics.requestAnswered(frame.code(), RemotingSysResponseCode.SYSTEM_BUSY);
+            answerRateLimited(Frames.errorResponse(client.alloc(), frame.opaque(), answerEncoding(frame.encoding()),
+                RemotingSysResponseCode.SYSTEM_BUSY, remark));
+        } finally {
+            frame.release();
+        }
         return true;
     }
 
@@ -974,12 +1066,24 @@ public final class RelaySession {
         closeIfAnswered();
     }
 
-    /** A frame that began to arrive and never completes (slowloris) would hold its buffer for ever. */
+    /**
+     * A frame that began to arrive and never completes (slowloris) would hold its buffer for ever. Its time runs
+     * only while the gateway reads the client: one the gateway stopped reading (a client that takes none of its
+     * answers is closed by {@link #closeIfUnwritableTooLong}) stalls because of the gateway, and its frame's time
+     * starts again when its reads resume.
+     */
     private void closeIfAFrameStalled() {
         Duration limit = context.downstream().frameTimeout();
         FrameDecoder frames = clientFrames;
         long since = frames == null ? 0 : frames.partialFrameSinceNanos();
-        if (since == 0 || limit.isZero() || !client.isActive() || System.nanoTime() - since < limit.toNanos()) {
+        if (since == 0 || limit.isZero() || !client.isActive() || !reads.clientRead()) {
+            return;
+        }
+        long resumed = reads.clientReadSinceNanos();
+        if (resumed != 0 && resumed - since > 0) {
+            since = resumed;
+        }
+        if (System.nanoTime() - since < limit.toNanos()) {
             return;
         }
         logClose("client", client, "a frame began to arrive " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since)
@@ -1022,6 +1126,7 @@ public final class RelaySession {
         }
         pending.drain();
         deferredAnswers = 0;
+        releaseHeldRefusals();
         for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
             frame.release();
         }

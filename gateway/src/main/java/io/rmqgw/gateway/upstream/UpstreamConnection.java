@@ -210,7 +210,14 @@ public final class UpstreamConnection {
     }
 
     /** Fails everything in flight with CLOSED and closes the channel; later requests fail the same way. */
-    void close() {
+    /**
+     * Fails everything in flight and closes the channel, on the connection's loop.
+     *
+     * @return done once that ran (at once when the loop is already gone): the failures it sent to their callers'
+     * executors were submitted while those still ran
+     */
+    Future<?> close() {
+        Promise<Void> done = io.netty.util.concurrent.ImmediateEventExecutor.INSTANCE.newPromise();
         onLoop(() -> {
             State before = state;
             state = new State.Closed();
@@ -223,7 +230,9 @@ public final class UpstreamConnection {
             if (before instanceof State.Connected c) {
                 c.channel().close();
             }
-        }, () -> { });
+            done.trySuccess(null);
+        }, () -> done.trySuccess(null));
+        return done;
     }
 
     // ---------------------------------------------------------------- admission (caller's thread)

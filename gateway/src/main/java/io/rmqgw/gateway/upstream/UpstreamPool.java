@@ -1,7 +1,11 @@
 package io.rmqgw.gateway.upstream;
 
 import io.rmqgw.gateway.relay.RelayContext;
+import io.netty.util.concurrent.Future;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
@@ -12,6 +16,8 @@ import java.util.concurrent.ConcurrentMap;
  * first use; each is pinned to one worker event loop, picked round-robin when it is created.
  */
 public final class UpstreamPool implements AutoCloseable {
+
+    private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /** Requests one connection accepts at a time unless told otherwise. */
     public static final int DEFAULT_MAX_IN_FLIGHT = 1024;
@@ -78,11 +84,23 @@ public final class UpstreamPool implements AutoCloseable {
         return total;
     }
 
-    /** Fails every request in flight with CLOSED and closes the connections; call before the event loops stop. */
+    /**
+     * Fails every request in flight with CLOSED and closes the connections; call before the event loops stop. Waits
+     * (a second at most) until each connection has done so on its loop: a held request failed after its caller's
+     * loop ended could not be told (Netty logs the rejected notification as an ERROR).
+     */
     @Override
     public void close() {
         closed = true;
-        namesrv.close();
-        brokers.values().forEach(UpstreamConnection::close);
+        List<Future<?>> closing = new ArrayList<>();
+        closing.add(namesrv.close());
+        brokers.values().forEach(c -> closing.add(c.close()));
+        long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
+        for (Future<?> f : closing) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0 || !f.awaitUninterruptibly(left, TimeUnit.NANOSECONDS)) {
+                return;
+            }
+        }
     }
 }

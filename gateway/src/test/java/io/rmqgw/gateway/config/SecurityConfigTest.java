@@ -74,6 +74,22 @@ class SecurityConfigTest {
     }
 
     @Test
+    void addressLimitsAndTheRefusalDelayBindAndRoundTrip() {
+        GatewayConfig c = ConfigLoader.parse(NS + "rate-limits:\n  refusal-delay: 250ms\n  per-address:\n"
+            + "    - {address: '*', requests-per-second: 300, sends-per-second: 100}\n"
+            + "    - {address: 10.0.0.0/8, requests-per-second: 1000, request-burst: 2000}\n"
+            + "    - {address: '::1', sends-per-second: 5, burst: 7}\n");
+        assertEquals(List.of(new RateLimitConfig.AddressLimit("*", 100, 100, 300, 300),
+            new RateLimitConfig.AddressLimit("10.0.0.0/8", null, null, 1000, 2000),
+            new RateLimitConfig.AddressLimit("::1", 5, 7, null, null)), c.rateLimits().perAddress());
+        assertEquals(Duration.ofMillis(250), c.rateLimits().refusalDelay());
+        String yaml = ConfigLoader.toYaml(c);
+        assertFalse(yaml.contains("null"), yaml);
+        assertEquals(c, ConfigLoader.parse(yaml), yaml);
+        assertEquals(RateLimitConfig.DEFAULT_REFUSAL_DELAY, ConfigLoader.parse(NS).rateLimits().refusalDelay());
+    }
+
+    @Test
     void thePasswordStaysOutOfToString() {
         TlsConfig tls = new TlsConfig(true, cert.toString(), key.toString(), "s3cret", null, null);
         assertFalse(tls.toString().contains("s3cret"), tls.toString());
@@ -106,6 +122,18 @@ class SecurityConfigTest {
             + " | rate-limits.per-client[0].requests-per-second | must be between 1 and 10000000",
         "rate-limits:\\n  per-client:\\n    - {client-id: a, request-burst: 5}\\n"
             + " | rate-limits.per-client[0].sends-per-second | or requests-per-second is required",
+        "rate-limits:\\n  per-address:\\n    - {address: gateway.example.com, requests-per-second: 1}\\n"
+            + " | rate-limits.per-address[0].address | must be an IP address, a CIDR range",
+        "rate-limits:\\n  per-address:\\n    - {address: 10.0.0.0/33, requests-per-second: 1}\\n"
+            + " | rate-limits.per-address[0].address | the prefix length must be between 0 and 32",
+        "rate-limits:\\n  per-address:\\n    - {address: '*'}\\n"
+            + " | rate-limits.per-address[0].sends-per-second | or requests-per-second is required",
+        "rate-limits:\\n  per-address:\\n    - {requests-per-second: 1}\\n | rate-limits.per-address[0].address"
+            + " | is required",
+        "rate-limits:\\n  per-address:\\n    - {address: '*', requests-per-second: 1}\\n"
+            + "    - {address: '*', sends-per-second: 1}\\n"
+            + " | rate-limits.per-address[1].address | '*' is already listed at rate-limits.per-address[0]",
+        "rate-limits:\\n  refusal-delay: 2s\\n | rate-limits.refusal-delay | must be between 0s and 1s",
         "rate-limits:\\n  per-topic:\\n    - {topic: T, sends-per-second: 1, sends-per-minute: 1}\\n"
             + " | rate-limits.per-topic[0].sends-per-minute"
             + " | unknown key"})

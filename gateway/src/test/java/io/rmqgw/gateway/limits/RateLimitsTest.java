@@ -7,9 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.bucket4j.TimeMeter;
 import io.rmqgw.gateway.config.RateLimitConfig;
+import io.rmqgw.gateway.config.RateLimitConfig.AddressLimit;
 import io.rmqgw.gateway.config.RateLimitConfig.ClientLimit;
 import io.rmqgw.gateway.config.RateLimitConfig.TopicLimit;
 import io.rmqgw.metrics.GatewayMetrics;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -128,6 +130,77 @@ class RateLimitsTest {
         assertFalse(RateLimits.countsAsRequest(34), "heartbeats keep a client known: never refused");
         assertFalse(RateLimits.countsAsRequest(35), "nor unregistrations");
         assertTrue(RateLimits.countsAsRequest(11) && RateLimits.countsAsRequest(310));
+    }
+
+    private static RateLimits.Source from(String ip) {
+        return RateLimits.Source.of(new InetSocketAddress(ip, 40000));
+    }
+
+    private int requests(String clientId, RateLimits.Source source, int tries) {
+        int n = 0;
+        for (int i = 0; i < tries; i++) {
+            if (limits.admitRequest(clientId, source, 10) == null) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    @Test
+    void anAddressLimitIsSharedByEveryConnectionOfTheAddressWhateverClientIdItClaims() {
+        limits.apply(new RateLimitConfig(null, List.of(new ClientLimit("*", null, null, 1000, 1000)),
+            List.of(new AddressLimit("*", null, null, 100, 50)), null));
+        assertTrue(limits.limitsRequests());
+        RateLimits.Source a = from("10.0.0.7");
+        // twenty connections, each claiming an id of its own (or none): one bucket for the address
+        int admitted = 0;
+        for (int conn = 0; conn < 20; conn++) {
+            admitted += requests(conn % 2 == 0 ? "unidentified@10.0.0.7" : "10.9.9.9@victim" + conn, a, 10);
+        }
+        assertEquals(50, admitted, "the address's burst, then nothing");
+        assertEquals("[RATE_LIMITED] requests from address 10.0.0.7 (this one code 10) exceed the gateway's limit of"
+            + " 100 per second (burst 50); retry later", limits.admitRequest("x@y", a, 10));
+        assertEquals(151, metrics.rateLimitedSends("address_request"));
+        assertEquals(50, requests("c", from("10.0.0.8"), 60), "another address has buckets of its own");
+        clock.advance(Duration.ofMillis(100));
+        assertEquals(10, requests("z", a, 60), "a tenth of a second refills a tenth of the rate");
+        // the address refused them: the clients' buckets kept their tokens (1000 - 50 - 10 taken in all by then)
+        assertEquals(0, metrics.rateLimitedSends("client_request"));
+    }
+
+    @Test
+    void theMostSpecificAddressEntryWinsAndAnUnmatchedAddressIsNotLimited() {
+        limits.apply(new RateLimitConfig(null, null, List.of(new AddressLimit("10.0.0.0/8", null, null, 10, 10),
+            new AddressLimit("10.1.2.3", null, null, 10, 2), new AddressLimit("::1", null, null, 10, 4)), null));
+        assertEquals(2, requests("c", from("10.1.2.3"), 20), "the single address's entry");
+        assertEquals(10, requests("c", from("10.1.2.4"), 20), "the range's, a bucket of its own");
+        assertEquals(10, requests("c", from("10.200.0.1"), 20), "and another of its own");
+        assertEquals(4, requests("c", from("::1"), 20));
+        assertEquals(20, requests("c", from("192.168.0.1"), 20), "no entry matches: not limited");
+        assertEquals(20, requests("c", null, 20), "no address known: not limited");
+    }
+
+    @Test
+    void anAddressSendLimitRefusesAfterTheTopicAndClientAndGivesTheirTokensBack() {
+        limits.apply(new RateLimitConfig(List.of(new TopicLimit("T", 5, 5)), List.of(new ClientLimit("*", 5, 5)),
+            List.of(new AddressLimit("*", 2, 2, null, null)), null));
+        assertTrue(limits.active());
+        RateLimits.Source a = from("10.0.0.9");
+        assertNull(limits.admitSend("T", "c", a));
+        assertNull(limits.admitSend("T", "c", a));
+        assertEquals("[RATE_LIMITED] sends from address 10.0.0.9 exceed the gateway's limit of 2 per second (burst 2);"
+            + " retry later", limits.admitSend("T", "c", a));
+        assertEquals(1, metrics.rateLimitedSends("address"));
+        // topic T and client c gave back what the refused send took: 3 left in each
+        assertEquals(3, admitted("T", "c", 10), "T and c each had 3 tokens left");
+        assertEquals(0, metrics.rateLimitedSends("client"));
+    }
+
+    @Test
+    void refusalsAreHeldAHundredMillisecondsByDefault() {
+        assertEquals(Duration.ofMillis(100).toNanos(), limits.refusalDelayNanos());
+        limits.apply(new RateLimitConfig(null, null, null, Duration.ZERO));
+        assertEquals(0, limits.refusalDelayNanos());
     }
 
     private int pulls(String topic, int tries) {

@@ -12,11 +12,14 @@ import io.netty.channel.ChannelPromise;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.gateway.config.DownstreamConfig;
 import io.rmqgw.gateway.config.RateLimitConfig;
 import io.rmqgw.gateway.config.RateLimitConfig.ClientLimit;
 import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.metrics.GatewayMetrics.CloseReason;
 import io.rmqgw.testing.Wire;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -196,6 +199,13 @@ class SessionDrainTest {
         assertEquals(12, Wire.parse(bytes(upstream.readOutbound())).opaque());
         assertEquals(14, Wire.parse(bytes(upstream.readOutbound())).opaque(), "a heartbeat is never refused");
         assertNull(upstream.readOutbound(), "the refused request went upstream");
+        assertNull(client.readOutbound(), "the refusal is held for rate-limits.refusal-delay (100ms by default)");
+        assertEquals(4, session.inFlight(), "three requests upstream and one held refusal");
+        client.advanceTimeBy(99, TimeUnit.MILLISECONDS);
+        client.runScheduledPendingTasks();
+        assertNull(client.readOutbound(), "answered before its delay");
+        client.advanceTimeBy(1, TimeUnit.MILLISECONDS);
+        client.runScheduledPendingTasks();
         Wire.Frame busy = answer();
         assertEquals(13, busy.opaque());
         assertEquals(RemotingSysResponseCode.SYSTEM_BUSY, busy.code());
@@ -204,6 +214,79 @@ class SessionDrainTest {
             busy.remark());
         assertEquals(1, metrics.rateLimitedSends("client_request"));
         assertEquals(3, session.inFlight(), "the three admitted requests wait for their answers");
+    }
+
+    /**
+     * Connected under a tight request limit (a burst of 1, refusals held a second, the longest allowed), its one
+     * token spent by a request with {@code opaque}, now upstream.
+     */
+    private RelaySession limitedAfter(int opaque) {
+        RelaySession session = connected();
+        context.rateLimits().apply(new RateLimitConfig(null, List.of(new ClientLimit("*", null, null, 1, 1)))
+            .withRefusalDelay(Duration.ofSeconds(1)));
+        send(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(opaque));
+        assertEquals(opaque, Wire.parse(bytes(upstream.readOutbound())).opaque());
+        return session;
+    }
+
+    @Test
+    void heldRefusalsAreAnsweredOnceEachInOrderAndPastTheBoundAtOnce() {
+        RelaySession session = limitedAfter(100);
+        for (int i = 1; i <= RelaySession.MAX_HELD_REFUSALS; i++) {
+            send(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(100 + i));
+        }
+        assertNull(client.readOutbound(), "refusals within the bound are held");
+        send(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(999));
+        assertEquals(999, answer().opaque(), "past the bound a refusal is answered at once");
+        assertEquals(1 + RelaySession.MAX_HELD_REFUSALS, session.inFlight());
+
+        client.advanceTimeBy(2, TimeUnit.SECONDS);
+        client.runScheduledPendingTasks();
+        List<Integer> all = new ArrayList<>();
+        for (ByteBuf out; (out = client.readOutbound()) != null; ) {
+            Wire.Frame f = Wire.parse(bytes(out));
+            assertEquals(RemotingSysResponseCode.SYSTEM_BUSY, f.code());
+            all.add(f.opaque());
+        }
+        List<Integer> expected = new ArrayList<>();
+        for (int i = 1; i <= RelaySession.MAX_HELD_REFUSALS; i++) {
+            expected.add(100 + i);
+        }
+        assertEquals(expected, all, "each held refusal answered once, in order");
+        assertEquals(1, session.inFlight(), "only the request upstream is in flight");
+        assertEquals(RelaySession.MAX_HELD_REFUSALS + 1, metrics.rateLimitedSends("client_request"));
+    }
+
+    @Test
+    void theDrainAnswersHeldRefusalsAtOnce() {
+        RelaySession session = limitedAfter(20);
+        send(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(21));
+        assertNull(client.readOutbound());
+        assertEquals(2, session.inFlight(), "the drain waits for the held refusal too");
+        drain();
+        Wire.Frame busy = answer();
+        assertEquals(21, busy.opaque());
+        assertEquals(RemotingSysResponseCode.SYSTEM_BUSY, busy.code());
+        assertTrue(busy.remark().startsWith("[RATE_LIMITED] requests of client unidentified@"), busy.remark());
+        assertEquals(1, session.inFlight(), "nothing held any more");
+        client.advanceTimeBy(2, TimeUnit.SECONDS);
+        client.runScheduledPendingTasks();
+        assertNull(client.readOutbound(), "answered twice");
+    }
+
+    @Test
+    void aConnectionClosedWithHeldRefusalsReleasesThem() {
+        RelaySession session = limitedAfter(30);
+        for (int opaque = 31; opaque <= 35; opaque++) {
+            send(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(opaque));
+        }
+        assertEquals(5, session.inFlight() - 1);
+        client.close();
+        assertEquals(0, session.inFlight());
+        client.advanceTimeBy(2, TimeUnit.SECONDS);
+        client.runScheduledPendingTasks();
+        assertNull(client.readOutbound(), "nothing written after the close");
+        // the leak detector (PARANOID) fails the build if a held answer was not released
     }
 
     @Test
@@ -282,6 +365,59 @@ class SessionDrainTest {
         assertTrue(client.config().isAutoRead());
         assertTrue(upstream.config().isAutoRead());
         client.releaseOutbound();
+    }
+
+    /**
+     * A client that takes none of its answers, whose last frame the gateway read halfway before it stopped reading
+     * it: its frame stalls because of the gateway, so the frame timeout does not run while the client is not read;
+     * the unwritable timeout closes it, counted {@code unwritable}, not {@code frame_timeout}.
+     */
+    @Test
+    void aHalfReadFrameOfAClientTheGatewayStoppedReadingIsNotTimedOutAndTheClientIsClosedAsUnwritable()
+        throws InterruptedException {
+        connected();
+        context.downstream(new DownstreamConfig(null, null, Duration.ofMillis(50), null, null, null, null, null, null,
+            Duration.ofMillis(300)));
+        byte[] frame = Wire.request(RequestCode.GET_MAX_OFFSET).opaque(40).bytes();
+        client.writeInbound(Unpooled.wrappedBuffer(frame, 0, frame.length - 3));
+        client.config().setWriteBufferWaterMark(new WriteBufferWaterMark(8, 16));
+        client.write(Unpooled.wrappedBuffer(new byte[64]));
+        assertFalse(client.config().isAutoRead(), "the gateway still reads a client that takes nothing");
+
+        Thread.sleep(150); // three frame timeouts
+        client.advanceTimeBy(1, TimeUnit.SECONDS);
+        client.runScheduledPendingTasks();
+        assertTrue(client.isActive(), "closed for a frame the gateway itself stopped reading");
+
+        Thread.sleep(250); // past the unwritable timeout
+        client.advanceTimeBy(1, TimeUnit.SECONDS);
+        client.runScheduledPendingTasks();
+        assertFalse(client.isActive(), "a client that takes nothing is still open past downstream.unwritable-timeout");
+        assertEquals(1, metrics.connectionsClosed(GatewayMetrics.BROKER, CloseReason.UNWRITABLE));
+        assertEquals(0, metrics.connectionsClosed(GatewayMetrics.BROKER, CloseReason.FRAME_TIMEOUT));
+    }
+
+    /** Once the gateway reads the client again, a frame that still does not complete times out, from then on. */
+    @Test
+    void aHalfReadFrameTimesOutOnceTheClientIsReadAgain() throws InterruptedException {
+        connected();
+        context.downstream(new DownstreamConfig(null, null, Duration.ofMillis(100), null, null));
+        byte[] frame = Wire.request(RequestCode.GET_MAX_OFFSET).opaque(41).bytes();
+        client.writeInbound(Unpooled.wrappedBuffer(frame, 0, frame.length - 3));
+        client.config().setWriteBufferWaterMark(new WriteBufferWaterMark(8, 16));
+        client.write(Unpooled.wrappedBuffer(new byte[64]));
+        Thread.sleep(150);
+        client.flush(); // the client took it: writable, read again; the frame's time starts now
+        client.releaseOutbound();
+        assertTrue(client.config().isAutoRead());
+        client.advanceTimeBy(1, TimeUnit.SECONDS);
+        client.runScheduledPendingTasks();
+        assertTrue(client.isActive(), "the time the gateway did not read it was counted against the frame");
+        Thread.sleep(150);
+        client.advanceTimeBy(1, TimeUnit.SECONDS);
+        client.runScheduledPendingTasks();
+        assertFalse(client.isActive());
+        assertEquals(1, metrics.connectionsClosed(GatewayMetrics.BROKER, CloseReason.FRAME_TIMEOUT));
     }
 
     @Test

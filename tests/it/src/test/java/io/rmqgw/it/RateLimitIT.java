@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.rmqgw.gateway.config.GatewayConfig;
 import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.RateLimitConfig;
+import io.rmqgw.gateway.config.RateLimitConfig.AddressLimit;
 import io.rmqgw.gateway.config.RateLimitConfig.ClientLimit;
 import io.rmqgw.gateway.config.RateLimitConfig.TopicLimit;
 import io.rmqgw.it.fixture.GatewayFixture;
@@ -16,10 +17,16 @@ import io.rmqgw.it.support.Admin;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
+import io.rmqgw.testing.RawRemoting;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer;
 import org.apache.rocketmq.client.consumer.PullResult;
@@ -31,6 +38,9 @@ import org.apache.rocketmq.remoting.RPCHook;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
+import org.apache.rocketmq.remoting.protocol.heartbeat.HeartbeatData;
+import org.apache.rocketmq.remoting.protocol.heartbeat.ProducerData;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -132,19 +142,7 @@ class RateLimitIT {
         try (GatewayFixture gateway = GatewayFixture.startWith(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ,
             c -> c.withRateLimits(pulls))) {
             AtomicInteger pullsAtBroker = new AtomicInteger();
-            RPCHook pullsOfTopic = new RPCHook() {
-                @Override
-                public void doBeforeRequest(String remoteAddr, RemotingCommand request) {
-                    Map<String, String> ext = request.getExtFields();
-                    if (request.getCode() == RequestCode.PULL_MESSAGE && ext != null && topic.equals(ext.get("topic"))) {
-                        pullsAtBroker.incrementAndGet();
-                    }
-                }
-
-                @Override
-                public void doAfterResponse(String remoteAddr, RemotingCommand request, RemotingCommand response) {
-                }
-            };
+            RPCHook pullsOfTopic = counting(pullsAtBroker, RequestCode.PULL_MESSAGE, "topic", topic);
             @SuppressWarnings("deprecation")
             DefaultMQPullConsumer consumer = new DefaultMQPullConsumer(shared.group("pull_limited"));
             consumer.setNamesrvAddr(gateway.namesrvAddress());
@@ -208,6 +206,173 @@ class RateLimitIT {
                 consumer.shutdown();
             }
         }
+    }
+
+    /** Raw connections from 127.0.0.1 at once, and how long each sends. */
+    private static final int CONNECTIONS = 20;
+    private static final Duration WINDOW = Duration.ofSeconds(2);
+    /** Sends each connection writes before it reads their answers (within the 64 refusals a connection may hold). */
+    private static final int PIPELINE = 32;
+
+    /** What {@link #CONNECTIONS} raw connections got for the sends they pushed through the gateway in one window. */
+    private record Tally(int accepted, int busy, int other, long minBusyMillis, double seconds, List<String> remarks) {
+        String describe() {
+            return accepted + " accepted, " + busy + " SYSTEM_BUSY, " + other + " other in " + String.format("%.2f s",
+                seconds) + " (" + String.format("%.0f", (accepted + busy + other) / seconds) + " sends/s tried);"
+                + " fastest refusal " + minBusyMillis + " ms; remarks " + remarks;
+        }
+
+        /** At most the burst plus the rate over the window, give or take 10% and a few for timing. */
+        void assertWithin(int rate, int burst) {
+            double allowance = burst + rate * seconds;
+            assertTrue(accepted <= allowance * 1.1 + 10, () -> "over the allowance " + allowance + ": " + describe());
+            assertTrue(accepted >= burst, () -> "not even the burst went through: " + describe());
+            assertEquals(0, other, this::describe);
+            assertTrue(busy > accepted, () -> "the connections tried less than twice what passed: " + describe());
+            assertTrue(minBusyMillis >= 90, () -> "a refusal answered before rate-limits.refusal-delay: " + describe());
+        }
+    }
+
+    /**
+     * {@link #CONNECTIONS} raw connections to the gateway's broker port push pipelined SEND_MESSAGE_V2 to
+     * {@code topic} for {@link #WINDOW}; each first claims client id {@code claim.apply(i)} with a HEART_BEAT
+     * when that is not null (else it stays unidentified).
+     */
+    private static Tally push(int port, String topic, java.util.function.IntFunction<String> claim) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(CONNECTIONS);
+        try {
+            List<Future<int[]>> results = new ArrayList<>();
+            List<String> remarks = java.util.Collections.synchronizedList(new ArrayList<>());
+            long start = System.nanoTime();
+            long end = start + WINDOW.toNanos();
+            for (int i = 0; i < CONNECTIONS; i++) {
+                String id = claim.apply(i);
+                int conn = i;
+                results.add(pool.submit(() -> {
+                    int[] t = {0, 0, 0, Integer.MAX_VALUE};
+                    try (RawRemoting c = RawRemoting.connect(port, Duration.ofSeconds(20))) {
+                        if (id != null) {
+                            HeartbeatData hb = new HeartbeatData();
+                            hb.setClientID(id);
+                            ProducerData producer = new ProducerData();
+                            producer.setGroupName("rmqgw_it_raw_pg");
+                            hb.getProducerDataSet().add(producer);
+                            RemotingCommand beat = RemotingCommand.createRequestCommand(RequestCode.HEART_BEAT, null);
+                            beat.setBody(hb.encode());
+                            assertEquals(ResponseCode.SUCCESS, c.invoke(beat, SerializeType.JSON).code());
+                        }
+                        int n = 0;
+                        while (System.nanoTime() < end) {
+                            Map<Integer, Long> written = new HashMap<>();
+                            java.io.ByteArrayOutputStream batch = new java.io.ByteArrayOutputStream();
+                            for (int k = 0; k < PIPELINE; k++) {
+                                RemotingCommand send = EncodingOnTheWireIT.sendV2(topic, "c" + conn + "-" + n++);
+                                batch.write(RawRemoting.frame(send, SerializeType.ROCKETMQ));
+                                written.put(send.getOpaque(), 0L);
+                            }
+                            long sent = System.nanoTime();
+                            c.write(batch.toByteArray());
+                            for (int got = 0; got < PIPELINE; ) {
+                                RawRemoting.Answer a = c.readFrame();
+                                if (!a.command().isResponseType() || !written.containsKey(a.command().getOpaque())) {
+                                    continue;
+                                }
+                                got++;
+                                if (a.code() == ResponseCode.SUCCESS) {
+                                    t[0]++;
+                                } else if (a.code() == ResponseCode.SYSTEM_BUSY) {
+                                    t[1]++;
+                                    t[3] = (int) Math.min(t[3], TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent));
+                                    if (remarks.size() < 3 && !remarks.contains(a.remark())) {
+                                        remarks.add(a.remark());
+                                    }
+                                } else {
+                                    t[2]++;
+                                    remarks.add(a.code() + " " + a.remark());
+                                }
+                            }
+                        }
+                    }
+                    return t;
+                }));
+            }
+            int accepted = 0;
+            int busy = 0;
+            int other = 0;
+            long minBusy = Long.MAX_VALUE;
+            for (Future<int[]> f : results) {
+                int[] t = f.get(60, TimeUnit.SECONDS);
+                accepted += t[0];
+                busy += t[1];
+                other += t[2];
+                minBusy = Math.min(minBusy, t[3]);
+            }
+            double seconds = (System.nanoTime() - start) / 1e9;
+            return new Tally(accepted, busy, other, minBusy, seconds, List.copyOf(remarks));
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void unidentifiedConnectionsOfOneAddressAndClaimedIdsAreHeldToTheirLimits(SharedCluster shared) throws Exception {
+        String topic = shared.topic("address_limited");
+        Admin.createTopic(shared.brokerAddress(), topic, 4);
+        Admin.awaitRoute(shared.namesrvAddress(), topic, shared.brokerName(), Duration.ofSeconds(15));
+        // the setting: a per-client limit of 300 sends a second for every client
+        RateLimitConfig perClient = new RateLimitConfig(null, List.of(new ClientLimit(RateLimitConfig.ANY, 300, 300)));
+        try (GatewayFixture gateway = GatewayFixture.startWith(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ,
+            c -> c.withRateLimits(perClient))) {
+            int port = gateway.brokerPort(shared.brokerAddress());
+            AtomicInteger reachedBroker = new AtomicInteger();
+            RPCHook sendsOfTopic = counting(reachedBroker, RequestCode.SEND_MESSAGE_V2, "b", topic);
+            shared.recorder().addBrokerHook(sendsOfTopic);
+            try {
+                // twenty connections that never send a heartbeat share one client: unidentified@127.0.0.1
+                Tally unidentified = push(port, topic, i -> null);
+                System.err.println("[it] 20 unidentified connections, client limit 300/s: " + unidentified.describe());
+                unidentified.assertWithin(300, 300);
+                assertTrue(unidentified.remarks().contains("[RATE_LIMITED] sends of client unidentified@127.0.0.1 exceed"
+                    + " the gateway's limit of 300 per second (burst 300); retry later"), unidentified::describe);
+                assertEquals(unidentified.busy(), gateway.metrics().rateLimitedSends("client"));
+
+                // an address limit, and connections that each claim another client's id: the claims get each its
+                // own 300/s client bucket, the address holds them all to 200/s
+                assertTrue(gateway.gateway().reload(gateway.gateway().config().withRateLimits(new RateLimitConfig(
+                    null, perClient.perClient(), List.of(new AddressLimit(RateLimitConfig.ANY, 200, 200, null, null)),
+                    null))).applied().contains("rate-limits"));
+                double clientRefusals = gateway.metrics().rateLimitedSends("client");
+                Tally claimed = push(port, topic, i -> "10.9.9." + i + "@victim");
+                System.err.println("[it] 20 connections claiming other clients' ids, address limit 200/s: "
+                    + claimed.describe());
+                claimed.assertWithin(200, 200);
+                assertEquals(List.of("[RATE_LIMITED] sends from address 127.0.0.1 exceed the gateway's limit of 200 per"
+                    + " second (burst 200); retry later"), claimed.remarks(), claimed::describe);
+                assertEquals(claimed.busy(), gateway.metrics().rateLimitedSends("address"));
+                assertEquals(clientRefusals, gateway.metrics().rateLimitedSends("client"), "no claimed id ran dry");
+                assertEquals(unidentified.accepted() + claimed.accepted(), reachedBroker.get(),
+                    "refused sends never reached the broker");
+            } finally {
+                shared.recorder().removeBrokerHook(sendsOfTopic);
+            }
+        }
+    }
+
+    /** A broker hook counting in {@code n} the requests with {@code code} whose extField {@code key} is {@code topic}. */
+    private static RPCHook counting(AtomicInteger n, int code, String key, String topic) {
+        return new RPCHook() {
+            @Override
+            public void doBeforeRequest(String remoteAddr, RemotingCommand request) {
+                Map<String, String> ext = request.getExtFields();
+                if (request.getCode() == code && ext != null && topic.equals(ext.get(key))) {
+                    n.incrementAndGet();
+                }
+            }
+
+            @Override
+            public void doAfterResponse(String remoteAddr, RemotingCommand request, RemotingCommand response) {
+            }
+        };
     }
 
     private static MQBrokerException brokerAnswer(Throwable e) {
