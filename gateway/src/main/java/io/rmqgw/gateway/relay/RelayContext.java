@@ -45,6 +45,8 @@ public final class RelayContext {
     private final RateLimits rateLimits;
     private final AllocationFailures allocationFailures;
     private volatile boolean draining;
+    private static final long QUEUED_BYTES_FRESH_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+    private volatile QueuedBytes lastQueued;
     /** What treats the codes no handler registered on the name-server and broker ports (the admin-request policy). */
     private volatile RequestHandler unregisteredCodes = RequestHandler.PASS_THROUGH;
 
@@ -232,8 +234,17 @@ public final class RelayContext {
         }
     }
 
-    /** Bytes queued to client connections and not yet taken by their sockets: in total, and the most on one. */
+    /**
+     * Bytes queued to client connections and not yet taken by their sockets: in total, and the most on one. A walk
+     * over every session, so one walk serves every caller for {@link #QUEUED_BYTES_FRESH_NANOS} (a scrape reads two
+     * gauges; a scraper polling every 100 ms over 10,000 connections spent a sixth of a core on it).
+     */
     public QueuedBytes queuedBytes() {
+        QueuedBytes last = lastQueued;
+        long now = System.nanoTime();
+        if (last != null && now - last.atNanos() < QUEUED_BYTES_FRESH_NANOS) {
+            return last;
+        }
         long total = 0;
         long largest = 0;
         for (RelaySession s : sessions) {
@@ -241,11 +252,13 @@ public final class RelayContext {
             total += q;
             largest = Math.max(largest, q);
         }
-        return new QueuedBytes(total, largest);
+        QueuedBytes walked = new QueuedBytes(total, largest, now);
+        lastQueued = walked;
+        return walked;
     }
 
-    /** What {@link #queuedBytes()} found. */
-    public record QueuedBytes(long total, long largest) {
+    /** What {@link #queuedBytes()} found, and when ({@code System.nanoTime()}). */
+    public record QueuedBytes(long total, long largest, long atNanos) {
     }
 
     /** Closes every session (client and upstream side), each once what is queued to its client is written. */

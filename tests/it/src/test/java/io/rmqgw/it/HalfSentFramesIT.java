@@ -122,14 +122,33 @@ class HalfSentFramesIT {
         private final Thread thread;
 
         Producer(SharedCluster cluster, String namesrv, String topic) throws Exception {
+            this(cluster, namesrv, topic, 0);
+        }
+
+        /**
+         * A producer sending {@code perSecond} messages a second (0: as fast as it can), one at a time; behind its pace
+         * it catches up for at most a second's worth.
+         */
+        Producer(SharedCluster cluster, String namesrv, String topic, int perSecond) throws Exception {
             producer = new DefaultMQProducer(cluster.group("halfsent"));
             producer.setNamesrvAddr(namesrv);
             producer.setInstanceName("rmqgw-it-halfsent-" + System.nanoTime());
             producer.setRetryTimesWhenSendFailed(0);
             producer.start();
+            long interval = perSecond == 0 ? 0 : TimeUnit.SECONDS.toNanos(1) / perSecond;
             thread = new Thread(() -> {
                 byte[] body = new byte[1024];
+                long next = System.nanoTime();
                 while (running.get()) {
+                    if (interval > 0) {
+                        long now = System.nanoTime();
+                        if (next - now > 0) {
+                            java.util.concurrent.locks.LockSupport.parkNanos(next - now);
+                        } else if (now - next > TimeUnit.SECONDS.toNanos(1)) {
+                            next = now;
+                        }
+                        next += interval;
+                    }
                     try {
                         SendResult r = producer.send(new Message(topic, body), 5000);
                         if (r.getSendStatus() == SendStatus.SEND_OK) {
