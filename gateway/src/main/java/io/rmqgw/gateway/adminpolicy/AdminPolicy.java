@@ -1,7 +1,7 @@
 package io.rmqgw.gateway.adminpolicy;
 
 import io.rmqgw.gateway.config.AdminRequestsConfig;
-import io.rmqgw.gateway.config.AdminRequestsConfig.SourceRange;
+import io.rmqgw.gateway.config.AddressRange;
 import java.net.SocketAddress;
 import java.util.List;
 
@@ -9,7 +9,7 @@ import java.util.List;
 public final class AdminPolicy {
 
     private final AdminRequestsConfig config;
-    private final List<SourceRange> allowFrom;
+    private final List<AddressRange> allowFrom;
 
     public AdminPolicy(AdminRequestsConfig config) {
         this.config = config;
@@ -25,7 +25,7 @@ public final class AdminPolicy {
         if (!kind.refusedByDefault() || config.allowAll() || (kind == RequestKind.UNKNOWN && config.allowUnknownCodes())) {
             return true;
         }
-        for (SourceRange range : allowFrom) {
+        for (AddressRange range : allowFrom) {
             if (range.contains(source)) {
                 return true;
             }

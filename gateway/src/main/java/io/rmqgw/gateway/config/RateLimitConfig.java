@@ -2,7 +2,6 @@ package io.rmqgw.gateway.config;
 
 import io.rmqgw.codec.name.NameCheck;
 import io.rmqgw.codec.name.NameValidator;
-import io.netty.util.NetUtil;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -148,69 +147,34 @@ public record RateLimitConfig(List<TopicLimit> perTopic, List<ClientLimit> perCl
             }
             address = address.trim();
             if (!ANY.equals(address)) {
-                prefix(address); // checks it
+                range(address); // checks it
             }
             requireOne("sends-per-second", sendsPerSecond, "requests-per-second", requestsPerSecond);
             burst = checkedBurst("sends-per-second", sendsPerSecond, "burst", burst);
             requestBurst = checkedBurst("requests-per-second", requestsPerSecond, "request-burst", requestBurst);
         }
 
-        /** The address bytes of this entry's range (null for {@code "*"}). */
-        public byte[] network() {
-            return ANY.equals(address) ? null : prefix(address).network();
+        /** This entry's range (null for {@code "*"}). */
+        public AddressRange range() {
+            return ANY.equals(address) ? null : range(address);
         }
 
         /** The prefix length of this entry's range: all its bits for one address, -1 for {@code "*"}. */
         public int prefixLength() {
-            return ANY.equals(address) ? -1 : prefix(address).length();
+            return ANY.equals(address) ? -1 : range(address).prefixLength();
         }
 
         /** Whether {@code ip} (4 or 16 bytes) lies in this entry's range. */
         public boolean matches(byte[] ip) {
-            if (ANY.equals(address)) {
-                return true;
-            }
-            Prefix p = prefix(address);
-            byte[] net = p.network();
-            if (ip == null || ip.length != net.length) {
-                return false;
-            }
-            int bits = p.length();
-            for (int i = 0; i < net.length && bits > 0; i++, bits -= 8) {
-                int mask = bits >= 8 ? 0xff : (0xff << (8 - bits)) & 0xff;
-                if ((ip[i] & mask) != (net[i] & mask)) {
-                    return false;
-                }
-            }
-            return true;
+            return ANY.equals(address) || range(address).contains(ip);
         }
 
-        private record Prefix(byte[] network, int length) {
-        }
-
-        /** An IP literal, or one with {@code /bits}: never a host name (no DNS lookup). */
-        private static Prefix prefix(String address) {
-            int slash = address.indexOf('/');
-            String ip = slash < 0 ? address : address.substring(0, slash);
-            byte[] bytes = NetUtil.createByteArrayFromIpAddressString(ip);
-            if (bytes == null) {
-                throw ConfigException.inEntry("address", "must be an IP address, a CIDR range such as 10.0.0.0/8 or"
-                    + " \"*\", was '" + address + "'");
+        private static AddressRange range(String address) {
+            try {
+                return AddressRange.parse(address);
+            } catch (IllegalArgumentException e) {
+                throw ConfigException.inEntry("address", e.getMessage() + " (or \"*\" for every other address)");
             }
-            int max = bytes.length * 8;
-            int length = max;
-            if (slash >= 0) {
-                try {
-                    length = Integer.parseInt(address.substring(slash + 1));
-                } catch (NumberFormatException e) {
-                    length = -1;
-                }
-                if (length < 0 || length > max) {
-                    throw ConfigException.inEntry("address", "the prefix length must be between 0 and " + max
-                        + ", was '" + address + "'");
-                }
-            }
-            return new Prefix(bytes, length);
         }
     }
 

@@ -123,7 +123,7 @@ class SecurityConfigTest {
         "rate-limits:\\n  per-client:\\n    - {client-id: a, request-burst: 5}\\n"
             + " | rate-limits.per-client[0].sends-per-second | or requests-per-second is required",
         "rate-limits:\\n  per-address:\\n    - {address: gateway.example.com, requests-per-second: 1}\\n"
-            + " | rate-limits.per-address[0].address | must be an IP address, a CIDR range",
+            + " | rate-limits.per-address[0].address | must be an IP address or a CIDR range",
         "rate-limits:\\n  per-address:\\n    - {address: 10.0.0.0/33, requests-per-second: 1}\\n"
             + " | rate-limits.per-address[0].address | the prefix length must be between 0 and 32",
         "rate-limits:\\n  per-address:\\n    - {address: '*'}\\n"
