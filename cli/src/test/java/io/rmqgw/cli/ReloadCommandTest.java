@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.gateway.Gateway;
-import io.rmqgw.gateway.admin.ConfigReloader;
+import io.rmqgw.gateway.runtime.ConfigReloader;
 import io.rmqgw.gateway.config.ConfigLoader;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.testing.FreePorts;

@@ -33,6 +33,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -116,22 +117,27 @@ public final class Gateway implements AutoCloseable {
             // ready only while there is memory to serve with and every event loop runs
             readiness.check(context.allocationFailures()::recentReason);
             readiness.check(transport.loopWatch()::stalledReason);
-            // before any role is built: every code their handler tables do not register passes the policy
+            // every code the name-server and broker tables do not register passes the policy
             AdminRequests adminRequests = new AdminRequests(config.adminRequests(), metrics);
-            context.unregisteredCodes(adminRequests.guard(RequestHandler.PASS_THROUGH));
+            RequestHandler unregistered = adminRequests.guard(RequestHandler.PASS_THROUGH);
             metrics.downstreamQueued(() -> context.queuedBytes().total(), () -> context.queuedBytes().largest());
+            // coalescing maps store hosts through the broker listeners, whose tables hand it sends: built after them
+            AtomicReference<Coalescing> coalescingRef = new AtomicReference<>();
             BrokerListeners brokers = new BrokerListeners(context, config.listen().host(), config.advertiseHost(),
-                new BrokerPortMap(config.brokerPorts().from(), config.brokerPorts().to()));
+                new BrokerPortMap(config.brokerPorts().from(), config.brokerPorts().to()),
+                (brokerAddress, storeHosts) -> HandlerTables.broker(brokerAddress, storeHosts, context.clients(),
+                    context::servedGroups, coalescingRef::get, unregistered));
             List<String> namesrvList = config.upstream().namesrv().stream().map(HostPort::toString).toList();
             RouteCache routes = new RouteCache(config.routes().ttl());
             UpstreamPool pool = new UpstreamPool(context); // dials nothing until used
             RouteQueries routeQueries = new RouteQueries(pool, context);
-            Fanout fanout = new Fanout(config.fanout(), brokers, context, pool, routeQueries, brokers.storeHosts());
+            Fanout fanout = new Fanout(config.fanout(), brokers, context, pool, routeQueries, brokers.storeHosts(),
+                HandlerTables::fanout);
             VirtualQueues virtualQueues = new VirtualQueues(config.virtualQueues(), brokers, context, pool, routeQueries,
-                config.advertiseHost() + ":" + config.listen().port());
+                config.advertiseHost() + ":" + config.listen().port(), HandlerTables::virtualBroker);
             context.servedGroups(virtualQueues);
             Coalescing coalescing = new Coalescing(config.coalescing(), context, pool, brokers.storeHosts());
-            context.coalescing(coalescing);
+            coalescingRef.set(coalescing);
 
             Channel listener = new ServerBootstrap()
                 .group(transport.boss(), transport.workers())
@@ -140,7 +146,8 @@ public final class Gateway implements AutoCloseable {
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, Transport.WATER_MARK)
                 .childHandler(RelaySession.clientInitializer(context, metrics.namesrvListener(),
-                    new NamesrvRole(context, brokers, routes, readiness, fanout, virtualQueues::shapeRoute)))
+                    new NamesrvRole(context, HandlerTables.namesrv(brokers, routes, context.cluster(), metrics, fanout,
+                        virtualQueues::shapeRoute, unregistered), readiness)))
                 .bind(config.listen().host(), config.listen().port())
                 .sync()
                 .channel();
@@ -181,6 +188,20 @@ public final class Gateway implements AutoCloseable {
                 + " java.base/java.nio=ALL-UNNAMED -Dio.netty.tryReflectionSetAccessible=true, as bin/rmqgw does):"
                 + " when direct memory runs out, allocations stall the event loops instead of failing at once");
         }
+    }
+
+    /**
+     * What name-server discovery hands each list it finds: swaps the upstream name servers, and when no name server
+     * has answered yet (the gateway started before the address server did), asks the new ones for the cluster so
+     * brokers get listeners and the gateway becomes ready.
+     */
+    public java.util.function.Consumer<List<HostPort>> namesrvUpdater() {
+        return list -> {
+            boolean changed = updateNamesrv(list);
+            if (changed && !readiness().namesrvHasAnswered()) {
+                discoverCluster();
+            }
+        };
     }
 
     /** Where clients point {@code namesrvAddr}. */

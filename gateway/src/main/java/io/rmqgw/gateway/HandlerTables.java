@@ -87,7 +87,7 @@ public final class HandlerTables {
 
     /**
      * The name-server role; {@code unregistered} treats every code not registered here (pass-through behind the
-     * admin-request policy, {@code RelayContext.unregisteredCodes()}).
+     * admin-request policy, built by the gateway).
      */
     public static HandlerTable namesrv(BrokerListeners brokers, RouteCache routes, ClusterView cluster,
                                        GatewayMetrics metrics, Fanout fanout, RouteShaper shaper,
@@ -169,7 +169,7 @@ public final class HandlerTables {
 
     /**
      * The broker role; {@code unregistered} treats every code not registered here (pass-through behind the
-     * admin-request policy, {@code RelayContext.unregisteredCodes()}).
+     * admin-request policy, built by the gateway).
      */
     public static HandlerTable broker(String brokerAddress, StoreHostMapper storeHosts, ClientRegistry clients,
                                       Supplier<ServedGroups> served, Supplier<Coalescing> coalescing,

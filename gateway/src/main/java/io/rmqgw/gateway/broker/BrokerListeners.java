@@ -8,6 +8,7 @@ import io.netty.channel.EventLoop;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.net.Addresses;
 import io.rmqgw.gateway.net.Transport;
+import io.rmqgw.gateway.relay.HandlerTable;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.RelaySession;
 import io.rmqgw.gateway.relay.UpstreamRole;
@@ -47,10 +48,20 @@ public final class BrokerListeners implements AutoCloseable {
     private final Map<Long, Long> storeHosts = new ConcurrentHashMap<>();
     private final List<Channel> serverChannels = new CopyOnWriteArrayList<>();
     private final StoreHostMapper globalMapper;
+    private final Tables tables;
     private volatile boolean closed;
 
-    public BrokerListeners(RelayContext context, String listenHost, String advertiseHost, BrokerPortMap ports) {
+    /** The handler table of a real broker's ports, given its address and the store-host mapping of its records. */
+    @FunctionalInterface
+    public interface Tables {
+        HandlerTable forBroker(String brokerAddress, StoreHostMapper storeHosts);
+    }
+
+    /** @param tables each broker's handler table (the gateway's registrations of request codes) */
+    public BrokerListeners(RelayContext context, String listenHost, String advertiseHost, BrokerPortMap ports,
+                           Tables tables) {
         this.context = context;
+        this.tables = tables;
         this.listenHost = listenHost;
         this.advertiseHost = advertiseHost;
         this.advertiseIp = ipv4(advertiseHost);
@@ -193,7 +204,7 @@ public final class BrokerListeners implements AutoCloseable {
             StoreHostMapper fallback = globalMapper;
             mapper = (ip, port) -> ip == realIp && port == realPort ? advertised : fallback.map(ip, port);
         }
-        return new BrokerRole(brokerAddress, mapper, context);
+        return new BrokerRole(brokerAddress, tables.forBroker(brokerAddress, mapper), context);
     }
 
     /** Maps the broker's store host, then runs {@code then}; a host name is resolved on {@code loop} first. */

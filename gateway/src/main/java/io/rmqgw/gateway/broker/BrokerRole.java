@@ -1,7 +1,5 @@
 package io.rmqgw.gateway.broker;
 
-import io.rmqgw.codec.message.StoreHostMapper;
-import io.rmqgw.gateway.HandlerTables;
 import io.rmqgw.gateway.relay.HandlerTable;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.UpstreamRole;
@@ -16,11 +14,10 @@ final class BrokerRole implements UpstreamRole {
     private final HandlerTable handlers;
     private final GatewayMetrics metrics;
 
-    BrokerRole(String brokerAddress, StoreHostMapper storeHosts, RelayContext context) {
+    BrokerRole(String brokerAddress, HandlerTable handlers, RelayContext context) {
         this.brokerAddress = brokerAddress;
         this.targets = List.of(brokerAddress);
-        this.handlers = HandlerTables.broker(brokerAddress, storeHosts, context.clients(), context::servedGroups,
-            context::coalescing, context.unregisteredCodes());
+        this.handlers = handlers;
         this.metrics = context.metrics();
     }
 

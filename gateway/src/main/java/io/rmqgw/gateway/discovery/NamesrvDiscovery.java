@@ -1,6 +1,5 @@
 package io.rmqgw.gateway.discovery;
 
-import io.rmqgw.gateway.Gateway;
 import io.rmqgw.gateway.config.ConfigLoader;
 import io.rmqgw.gateway.config.HostPort;
 import io.rmqgw.gateway.config.UpstreamConfig;
@@ -20,7 +19,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Name-server discovery over HTTP ({@code upstream.namesrv-address-url}): polls an address server on a daemon
  * thread of its own, as RocketMQ clients do, and hands every good answer to a listener (the gateway swaps its
- * upstream name servers, see {@link #updater(Gateway)}). A failed poll (HTTP error, timeout, empty or
+ * upstream name servers, see {@code Gateway.namesrvUpdater()}). A failed poll (HTTP error, timeout, empty or
  * malformed body, unreachable) keeps the last good list; every poll is counted in
  * {@code rmqgw.namesrv.discovery{result}}.
  *
@@ -55,20 +54,6 @@ public final class NamesrvDiscovery implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-    }
-
-    /**
-     * The listener most callers want: swaps the gateway's upstream name servers, and when no name server has
-     * answered yet (the gateway started before the address server did), asks the new ones for the cluster so
-     * brokers get listeners and the gateway becomes ready.
-     */
-    public static Consumer<List<HostPort>> updater(Gateway gateway) {
-        return list -> {
-            boolean changed = gateway.updateNamesrv(list);
-            if (changed && !gateway.readiness().namesrvHasAnswered()) {
-                gateway.discoverCluster();
-            }
-        };
     }
 
     /**

@@ -20,7 +20,7 @@ import java.util.Map;
  * 128-entry bitmap and length limits), so a bad name is answered at the edge and never forwarded.
  * Sends and pulls are checked on their typed headers' raw bytes; the rarer offset, group and
  * heartbeat requests through their decoded fields or body. Which check a code gets is said where
- * the code's handler is registered ({@code io.rmqgw.gateway.HandlerTables}).
+ * the code's handler is registered (HandlerTables, in the gateway package).
  */
 public final class NameGuard {
 

@@ -1,12 +1,12 @@
 package io.rmqgw.gateway.fanout;
 
 import io.rmqgw.codec.message.StoreHostMapper;
-import io.rmqgw.gateway.HandlerTables;
 import io.rmqgw.gateway.broker.BrokerListeners;
 import io.rmqgw.gateway.config.FanoutConfig;
 import io.rmqgw.gateway.namesrv.RouteQueries;
 import io.rmqgw.gateway.relay.HandlerTable;
 import io.rmqgw.gateway.relay.RelayContext;
+import io.rmqgw.gateway.relay.RequestHandler;
 import io.rmqgw.gateway.relay.UpstreamRole;
 import io.rmqgw.gateway.upstream.UpstreamPool;
 import java.util.List;
@@ -41,15 +41,17 @@ public final class Fanout {
     /** The round robin over a topic's queues for messages without a sharding key, across requests. */
     private final AtomicInteger roundRobin = new AtomicInteger();
 
+    /** @param table the fan-out broker's handler table around its send handler (where the gateway registers codes) */
     public Fanout(FanoutConfig settings, BrokerListeners brokers, RelayContext context, UpstreamPool pool,
-                  RouteQueries routes, StoreHostMapper storeHosts) {
+                  RouteQueries routes, StoreHostMapper storeHosts,
+                  java.util.function.Function<RequestHandler, HandlerTable> table) {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.brokers = brokers;
         this.context = context;
         this.pool = pool;
         this.routes = routes;
         this.storeHosts = storeHosts;
-        HandlerTable handlers = HandlerTables.fanout(new FanoutSendHandler(this));
+        HandlerTable handlers = table.apply(new FanoutSendHandler(this));
         this.role = UpstreamRole.served(handlers, "fan-out broker " + BROKER_NAME);
     }
 

@@ -1,14 +1,11 @@
 package io.rmqgw.gateway.namesrv;
 
-import io.rmqgw.gateway.HandlerTables;
 import io.rmqgw.gateway.admin.Readiness;
-import io.rmqgw.gateway.broker.BrokerListeners;
 import io.rmqgw.gateway.relay.HandlerTable;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.UpstreamRole;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.NamesrvAddresses;
-import io.rmqgw.routing.RouteCache;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -23,26 +20,11 @@ public final class NamesrvRole implements UpstreamRole {
     private final GatewayMetrics metrics;
     private final Readiness readiness;
 
-    public NamesrvRole(RelayContext context, BrokerListeners brokers, RouteCache routes, Readiness readiness) {
-        this(context, brokers, routes, readiness, null);
-    }
-
-    /** @param fanout answers the fan-out topic's route (null: no fan-out) */
-    public NamesrvRole(RelayContext context, BrokerListeners brokers, RouteCache routes, Readiness readiness,
-                       io.rmqgw.gateway.fanout.Fanout fanout) {
-        this(context, brokers, routes, readiness, fanout, RouteShaper.NONE);
-    }
-
-    /**
-     * @param fanout answers the fan-out topic's route (null: no fan-out)
-     * @param shaper changes topic routes last (virtual queues)
-     */
-    public NamesrvRole(RelayContext context, BrokerListeners brokers, RouteCache routes, Readiness readiness,
-                       io.rmqgw.gateway.fanout.Fanout fanout, RouteShaper shaper) {
+    /** @param handlers the name-server port's handler table (where the gateway registers codes) */
+    public NamesrvRole(RelayContext context, HandlerTable handlers, Readiness readiness) {
         this.context = context;
         this.metrics = context.metrics();
-        this.handlers = HandlerTables.namesrv(brokers, routes, context.cluster(), metrics, fanout, shaper,
-            context.unregisteredCodes());
+        this.handlers = handlers;
         this.readiness = readiness;
     }
 

@@ -33,8 +33,6 @@ public final class RelayContext {
     private final ClusterView cluster = new ClusterView();
     private final ClientRegistry clients = new ClientRegistry();
     private volatile ServedGroups servedGroups = ServedGroups.NONE;
-    /** Server-side coalescing of sends; null until the gateway sets it (tests without it relay every send). */
-    private volatile io.rmqgw.gateway.coalesce.Coalescing coalescing;
     private final ConnectionLimits connections = new ConnectionLimits();
     private volatile DownstreamConfig downstream = DownstreamConfig.DEFAULT;
     /** Bytes all client connections hold in frames not yet whole (downstream.incomplete-frame-budget). */
@@ -47,8 +45,6 @@ public final class RelayContext {
     private volatile boolean draining;
     private static final long QUEUED_BYTES_FRESH_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
     private volatile QueuedBytes lastQueued;
-    /** What treats the codes no handler registered on the name-server and broker ports (the admin-request policy). */
-    private volatile RequestHandler unregisteredCodes = RequestHandler.PASS_THROUGH;
 
     public RelayContext(Transport transport, Dialer dialer, GatewayMetrics metrics, int maxFrameLength,
                         UpstreamSettings upstream) {
@@ -72,18 +68,6 @@ public final class RelayContext {
     /** The rate limits in force. */
     public RateLimits rateLimits() {
         return rateLimits;
-    }
-
-    /**
-     * The fallback of the name-server and broker roles' handler tables, read when a role is built: pass-through,
-     * or pass-through behind the gateway's admin-request policy.
-     */
-    public RequestHandler unregisteredCodes() {
-        return unregisteredCodes;
-    }
-
-    public void unregisteredCodes(RequestHandler handler) {
-        this.unregisteredCodes = Objects.requireNonNull(handler, "handler");
     }
 
     /** TLS on the client listeners: the context each accepted connection takes. */
@@ -112,15 +96,6 @@ public final class RelayContext {
 
     public void servedGroups(ServedGroups groups) {
         this.servedGroups = Objects.requireNonNull(groups, "groups");
-    }
-
-    /** Server-side coalescing of small sends, or null when none is wired. */
-    public io.rmqgw.gateway.coalesce.Coalescing coalescing() {
-        return coalescing;
-    }
-
-    public void coalescing(io.rmqgw.gateway.coalesce.Coalescing value) {
-        this.coalescing = value;
     }
 
     /** Opens upstream connections. */

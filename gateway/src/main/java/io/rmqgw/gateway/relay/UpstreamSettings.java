@@ -7,7 +7,6 @@ import io.rmqgw.gateway.config.ConfigException;
 import io.rmqgw.gateway.config.HostPort;
 import io.rmqgw.gateway.config.UpstreamTlsConfig;
 import io.rmqgw.gateway.config.UpstreamConfig;
-import io.rmqgw.gateway.upstream.RequestSigner;
 import io.rmqgw.routing.NamesrvAddresses;
 import java.io.File;
 import javax.net.ssl.SSLException;

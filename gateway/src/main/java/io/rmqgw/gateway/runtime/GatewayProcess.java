@@ -2,7 +2,6 @@ package io.rmqgw.gateway.runtime;
 
 import io.rmqgw.gateway.Gateway;
 import io.rmqgw.gateway.admin.AdminServer;
-import io.rmqgw.gateway.admin.ConfigReloader;
 import io.rmqgw.gateway.config.ConfigFileWatcher;
 import io.rmqgw.gateway.config.ConfigLoader;
 import io.rmqgw.gateway.config.GatewayConfig;
@@ -125,7 +124,7 @@ public final class GatewayProcess implements GatewayRunner {
             synchronized (lock) {
                 gateway = g;
             }
-            d.start(NamesrvDiscovery.updater(g));
+            d.start(g.namesrvUpdater());
             List<String> notes = reloadable(g, source);
             return new Started(effective, g.listenAddress(), g.brokerListeners(), embeddedBroker, notes);
         } catch (Exception | Error e) {

@@ -23,6 +23,7 @@ import io.rmqgw.gateway.net.Addresses;
 import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.relay.AllocationFailures;
 import io.rmqgw.gateway.relay.RelayContext;
+import io.rmqgw.gateway.relay.RequestSigner;
 import io.rmqgw.gateway.upstream.ResponseTable.Pending;
 import io.rmqgw.gateway.upstream.UpstreamException.Reason;
 import io.rmqgw.metrics.GatewayMetrics.UpstreamFailure;

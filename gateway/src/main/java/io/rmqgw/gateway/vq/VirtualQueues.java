@@ -7,7 +7,6 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.rmqgw.codec.frame.RemotingFrame;
-import io.rmqgw.gateway.HandlerTables;
 import io.rmqgw.gateway.broker.BrokerListeners;
 import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.RemotingHeader;
@@ -22,6 +21,7 @@ import io.rmqgw.gateway.config.VirtualQueueConfig;
 import io.rmqgw.gateway.namesrv.RouteQueries;
 import io.rmqgw.gateway.relay.HandlerTable;
 import io.rmqgw.gateway.relay.RelayContext;
+import io.rmqgw.gateway.relay.RequestHandler;
 import io.rmqgw.gateway.relay.UpstreamRole;
 import io.rmqgw.gateway.upstream.UpstreamPool;
 import io.rmqgw.routing.ClusterView;
@@ -91,8 +91,10 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
     private boolean heartbeatPending;
     private volatile boolean closed;
 
+    /** @param table the virtual broker's handler table around its consumer handler (where the gateway registers codes) */
     public VirtualQueues(List<VirtualQueueConfig> settings, BrokerListeners brokers, RelayContext context,
-                         UpstreamPool pool, RouteQueries routes, String advertised) {
+                         UpstreamPool pool, RouteQueries routes, String advertised,
+                         java.util.function.Function<RequestHandler, HandlerTable> table) {
         this.brokers = brokers;
         this.context = context;
         this.pool = pool;
@@ -102,7 +104,7 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
         this.loop = context.transport().workers().next();
         this.clientId = advertised + "@rmqgw-" + ProcessHandle.current().pid();
         this.bypass = new Bypass(this);
-        HandlerTable handlers = HandlerTables.virtualBroker(new VirtualBrokerHandler(this, bypass));
+        HandlerTable handlers = table.apply(new VirtualBrokerHandler(this, bypass));
         this.role = UpstreamRole.served(handlers, "virtual-queue broker " + BROKER_NAME);
         apply(Objects.requireNonNull(settings, "settings"));
     }

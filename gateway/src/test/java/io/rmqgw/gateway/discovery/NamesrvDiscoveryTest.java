@@ -11,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.github.tomakehurst.wiremock.WireMockServer;
 import com.github.tomakehurst.wiremock.client.ResponseDefinitionBuilder;
 import com.github.tomakehurst.wiremock.core.WireMockConfiguration;
-import io.rmqgw.gateway.admin.ConfigReloader;
+import io.rmqgw.gateway.runtime.ConfigReloader;
 import io.rmqgw.gateway.admin.ReloadOutcome;
 import io.rmqgw.gateway.config.ConfigLoader;
 import io.rmqgw.gateway.config.GatewayConfig;
@@ -150,7 +150,7 @@ class NamesrvDiscoveryTest {
         List<HostPort> initial = discovery.configure(withUrl(gateway.gateway().config().upstream(), url(PATH)));
         assertEquals(List.of(HostPort.parse("x", namesrvB.address())), initial);
         assertEquals(1, metrics.namesrvDiscoveries(NamesrvDiscovery.CHANGED), 0.0);
-        discovery.start(NamesrvDiscovery.updater(gateway.gateway()));
+        discovery.start(gateway.gateway().namesrvUpdater());
         assertEquals(List.of(namesrvB.address()), namesrvInForce(gateway.gateway()));
 
         try (RawClient onB = RawClient.connect(gateway.port())) {
@@ -210,7 +210,7 @@ class NamesrvDiscoveryTest {
         assertEquals(List.of(), discovery.configure(config.upstream()), "nothing answered, no static list");
         yamlGateway.start(yaml);
         var g = yamlGateway.gateway;
-        discovery.start(NamesrvDiscovery.updater(g));
+        discovery.start(g.namesrvUpdater());
         assertFalse(g.readiness().isReady(), g.readiness().toString());
         assertEquals(503, yamlGateway.get("/health/ready").statusCode());
 
@@ -238,7 +238,7 @@ class NamesrvDiscoveryTest {
         List<HostPort> initial = discovery.configure(config.upstream());
         yamlGateway.gateway = io.rmqgw.gateway.Gateway.start(config.withNamesrv(initial), yamlGateway.metrics);
         var g = yamlGateway.gateway;
-        discovery.start(NamesrvDiscovery.updater(g));
+        discovery.start(g.namesrvUpdater());
         reloader = ConfigReloader.builder(g, yamlGateway.metrics, () -> ConfigLoader.load(yamlGateway.file))
             .discovery(discovery).build();
         assertEquals(List.of(namesrvB.address()), namesrvInForce(g));

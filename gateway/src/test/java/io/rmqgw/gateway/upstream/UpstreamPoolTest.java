@@ -13,6 +13,7 @@ import io.netty.util.concurrent.DefaultPromise;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
+import io.rmqgw.gateway.relay.RequestSigner;
 import io.rmqgw.codec.frame.FrameDecoder;
 import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.HeaderCodec;

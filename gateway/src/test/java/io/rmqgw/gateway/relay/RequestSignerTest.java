@@ -1,4 +1,4 @@
-package io.rmqgw.gateway.upstream;
+package io.rmqgw.gateway.relay;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

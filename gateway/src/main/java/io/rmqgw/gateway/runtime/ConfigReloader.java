@@ -1,7 +1,8 @@
-package io.rmqgw.gateway.admin;
+package io.rmqgw.gateway.runtime;
 
 import io.rmqgw.gateway.Gateway;
 import io.rmqgw.gateway.ReloadResult;
+import io.rmqgw.gateway.admin.ReloadOutcome;
 import io.rmqgw.gateway.config.ConfigException;
 import io.rmqgw.gateway.config.GatewayConfig;
 import io.rmqgw.gateway.config.HostPort;

@@ -1,4 +1,4 @@
-package io.rmqgw.gateway.upstream;
+package io.rmqgw.gateway.relay;
 
 import io.netty.buffer.ByteBuf;
 import io.rmqgw.gateway.config.UpstreamAclConfig;

@@ -1,0 +1,5 @@
+package io.rmqgw.archfixture.vq;
+
+/** A feature of the LayersTest fixtures. */
+public final class OtherFeature {
+}
