@@ -148,12 +148,14 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
 
     /**
      * {@code in}, or a copy of it in a buffer of its size when it is to be kept for a frame not yet whole and fills
-     * less than half of its own buffer. Takes ownership of {@code in} (released if the copy cannot be made).
+     * less than half of its own buffer. The read a large frame begins in is kept as it is: that frame may stream
+     * through (its reads then leave at once), and if it is stored whole the budget counts the buffer's capacity.
+     * Takes ownership of {@code in} (released if the copy cannot be made).
      */
     private ByteBuf keptRead(ByteBufAllocator alloc, ByteBuf cumulation, ByteBuf in) {
         int readable = in.readableBytes();
         if (streamRemaining > 0 || in.capacity() - readable <= Math.max(readable, KEPT_READ_SLACK)
-            || completesFrame(cumulation, in)) {
+            || completesFrame(cumulation, in) || beginsLargeFrame(cumulation, in)) {
             return in;
         }
         try {
@@ -176,6 +178,11 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
         ByteBuf c = alloc.buffer(needed).writeBytes(cumulation);
         cumulation.release();
         return c;
+    }
+
+    /** Whether {@code in} begins a frame (nothing held before it) that is long enough to stream through. */
+    private boolean beginsLargeFrame(ByteBuf cumulation, ByteBuf in) {
+        return !cumulation.isReadable() && in.readableBytes() >= 4 && in.getInt(in.readerIndex()) >= chainFrom - 4;
     }
 
     /** Whether the frame at the start of {@code cumulation} then {@code in} is all there (then nothing is kept). */
