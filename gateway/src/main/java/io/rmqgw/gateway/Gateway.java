@@ -20,7 +20,8 @@ import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.RelaySession;
-import io.rmqgw.gateway.relay.RequestHandler;
+import io.rmqgw.gateway.relay.RequestFilter;
+import io.rmqgw.gateway.relay.Feature;
 import io.rmqgw.gateway.relay.UpstreamSettings;
 import io.rmqgw.gateway.upstream.UpstreamPool;
 import io.rmqgw.gateway.clients.ClientRegistry;
@@ -33,7 +34,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -119,14 +120,15 @@ public final class Gateway implements AutoCloseable {
             readiness.check(transport.loopWatch()::stalledReason);
             // every code the name-server and broker tables do not register passes the policy
             AdminRequests adminRequests = new AdminRequests(config.adminRequests(), metrics);
-            RequestHandler unregistered = adminRequests.guard(RequestHandler.PASS_THROUGH);
+            RequestFilter unregistered = adminRequests.filter();
             metrics.downstreamQueued(() -> context.queuedBytes().total(), () -> context.queuedBytes().largest());
-            // coalescing maps store hosts through the broker listeners, whose tables hand it sends: built after them
-            AtomicReference<Coalescing> coalescingRef = new AtomicReference<>();
+            // the features stand on the broker listeners (store hosts, served brokers) and plug into the tables of
+            // the brokers' roles, built once a broker is discovered, after every feature is in this list
+            List<Feature> features = new CopyOnWriteArrayList<>();
             BrokerListeners brokers = new BrokerListeners(context, config.listen().host(), config.advertiseHost(),
                 new BrokerPortMap(config.brokerPorts().from(), config.brokerPorts().to()),
                 (brokerAddress, storeHosts) -> HandlerTables.broker(brokerAddress, storeHosts, context.clients(),
-                    context::servedGroups, coalescingRef::get, unregistered));
+                    metrics, context.rateLimits(), unregistered, features));
             List<String> namesrvList = config.upstream().namesrv().stream().map(HostPort::toString).toList();
             RouteCache routes = new RouteCache(config.routes().ttl());
             UpstreamPool pool = new UpstreamPool(context); // dials nothing until used
@@ -135,9 +137,8 @@ public final class Gateway implements AutoCloseable {
                 HandlerTables::fanout);
             VirtualQueues virtualQueues = new VirtualQueues(config.virtualQueues(), brokers, context, pool, routeQueries,
                 config.advertiseHost() + ":" + config.listen().port(), HandlerTables::virtualBroker);
-            context.servedGroups(virtualQueues);
             Coalescing coalescing = new Coalescing(config.coalescing(), context, pool, brokers.storeHosts());
-            coalescingRef.set(coalescing);
+            features.addAll(List.of(fanout, coalescing, virtualQueues));
 
             Channel listener = new ServerBootstrap()
                 .group(transport.boss(), transport.workers())
@@ -146,8 +147,8 @@ public final class Gateway implements AutoCloseable {
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, Transport.WATER_MARK)
                 .childHandler(RelaySession.clientInitializer(context, metrics.namesrvListener(),
-                    new NamesrvRole(context, HandlerTables.namesrv(brokers, routes, context.cluster(), metrics, fanout,
-                        virtualQueues::shapeRoute, unregistered), readiness)))
+                    new NamesrvRole(context, HandlerTables.namesrv(brokers, routes, context.cluster(), metrics,
+                        virtualQueues::shapeRoute, unregistered, features), readiness)))
                 .bind(config.listen().host(), config.listen().port())
                 .sync()
                 .channel();
@@ -287,17 +288,10 @@ public final class Gateway implements AutoCloseable {
             context.downstream(next.downstream());
             applied.add("names, header encodings, downstream");
         }
-        if (!current.fanout().equals(next.fanout())) {
-            fanout.settings(next.fanout());
-            applied.add("fanout");
-        }
-        if (!current.coalescing().equals(next.coalescing())) {
-            coalescing.settings(next.coalescing());
-            applied.add("coalescing");
-        }
-        if (!current.virtualQueues().equals(next.virtualQueues())) {
-            virtualQueues.settings(next.virtualQueues());
-            applied.add("virtual-queues");
+        for (Feature feature : List.of(fanout, coalescing, virtualQueues)) {
+            if (feature.reload(next)) {
+                applied.add(feature.name());
+            }
         }
         if (!current.admin().topicLabels().equals(next.admin().topicLabels())
             || !current.admin().topicLabelLimit().equals(next.admin().topicLabelLimit())) {

@@ -28,82 +28,65 @@ import static org.apache.rocketmq.remoting.protocol.RequestCode.UNREGISTER_CLIEN
 import static org.apache.rocketmq.remoting.protocol.RequestCode.UPDATE_CONSUMER_OFFSET;
 import static org.apache.rocketmq.remoting.protocol.RequestCode.VIEW_MESSAGE_BY_ID;
 
+import io.rmqgw.codec.header.PullRequestHeader;
+import io.rmqgw.codec.header.SendRequestHeader;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.broker.BrokerListeners;
 import io.rmqgw.gateway.broker.ClientRegistration;
-import io.rmqgw.gateway.broker.NameCheckedHandler;
 import io.rmqgw.gateway.broker.PullHandler;
 import io.rmqgw.gateway.broker.SendHandler;
-import io.rmqgw.gateway.broker.ServedGroupFilter;
-import io.rmqgw.gateway.clients.ServedGroups;
-import io.rmqgw.gateway.coalesce.Coalescing;
-import io.rmqgw.gateway.namesrv.RouteShaper;
-import java.util.function.Supplier;
 import io.rmqgw.gateway.broker.StoreHostRequests;
 import io.rmqgw.gateway.broker.StoredRecordsHandler;
 import io.rmqgw.gateway.clients.ClientRegistry;
 import io.rmqgw.gateway.edge.NameGuard;
 import io.rmqgw.gateway.fanout.AnsweredSuccess;
-import io.rmqgw.gateway.fanout.Fanout;
-import io.rmqgw.gateway.fanout.FanoutRouteHandler;
+import io.rmqgw.gateway.filters.NameChecks;
+import io.rmqgw.gateway.filters.RateLimitFilters;
+import io.rmqgw.gateway.filters.TopicLabels;
+import io.rmqgw.gateway.limits.RateLimits;
 import io.rmqgw.gateway.namesrv.RouteAnswerHandler;
+import io.rmqgw.gateway.namesrv.RouteShaper;
+import io.rmqgw.gateway.relay.Feature;
 import io.rmqgw.gateway.relay.HandlerTable;
+import io.rmqgw.gateway.relay.RequestFilter;
 import io.rmqgw.gateway.relay.RequestHandler;
+import io.rmqgw.gateway.relay.Role;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.ClusterView;
 import io.rmqgw.routing.RouteCache;
+import java.util.List;
 
 /**
- * Where each request code is handled: the one place that says it. Every code not listed here goes to the
- * table's fallback: on the name-server and broker ports the admin-request policy, then relayed as an opaque
- * slice (re-encoded only when an edge needs another header encoding), and never decoded; what the gateway
- * decodes follows from these registrations.
+ * Where each request code is handled: the one place that says it, with the filters each code passes first, in
+ * order (topic labels, names, limits, then the features'). Every code not listed here goes, past the admin-request
+ * policy, to the table's fallback: relayed as an opaque slice (re-encoded only when an edge needs another header
+ * encoding), and never decoded; what the gateway decodes follows from these registrations.
  */
 public final class HandlerTables {
 
     private HandlerTables() {
     }
 
-    /** The name-server role (the gateway's main port), without fan-out. */
-    public static HandlerTable namesrv(BrokerListeners brokers, RouteCache routes, ClusterView cluster,
-                                       GatewayMetrics metrics) {
-        return namesrv(brokers, routes, cluster, metrics, null);
-    }
-
-    /** The name-server role (the gateway's main port); {@code fanout} (may be null) answers the fan-out topic's route. */
-    public static HandlerTable namesrv(BrokerListeners brokers, RouteCache routes, ClusterView cluster,
-                                       GatewayMetrics metrics, Fanout fanout) {
-        return namesrv(brokers, routes, cluster, metrics, fanout, RouteShaper.NONE);
-    }
-
     /**
-     * The name-server role (the gateway's main port); {@code fanout} (may be null) answers the fan-out topic's
-     * route, {@code shaper} changes routes last (virtual-queue topics get the gateway's own broker).
+     * The name-server role (the gateway's main port): route answers carry the gateway's listeners, {@code shaper}
+     * changes routes last (virtual-queue topics get the gateway's own broker); {@code unregistered} (the admin
+     * policy) filters every code not registered here.
      */
     public static HandlerTable namesrv(BrokerListeners brokers, RouteCache routes, ClusterView cluster,
-                                       GatewayMetrics metrics, Fanout fanout, RouteShaper shaper) {
-        return namesrv(brokers, routes, cluster, metrics, fanout, shaper, RequestHandler.PASS_THROUGH);
-    }
-
-    /**
-     * The name-server role; {@code unregistered} treats every code not registered here (pass-through behind the
-     * admin-request policy, built by the gateway).
-     */
-    public static HandlerTable namesrv(BrokerListeners brokers, RouteCache routes, ClusterView cluster,
-                                       GatewayMetrics metrics, Fanout fanout, RouteShaper shaper,
-                                       RequestHandler unregistered) {
+                                       GatewayMetrics metrics, RouteShaper shaper, RequestFilter unregistered,
+                                       List<Feature> features) {
         RouteAnswerHandler routeAnswers = new RouteAnswerHandler(brokers, routes, cluster, metrics, shaper);
-        RequestHandler routeQueries = fanout == null ? routeAnswers : new FanoutRouteHandler(fanout, routeAnswers);
-        return HandlerTable.builder("namesrv")
-            // the topic checked as sends check it; broker addresses in the answer become the gateway's
-            // listeners; routes cached for outages; the ClusterView learns brokers and queues; the fan-out
-            // topic's route is the gateway's own
-            .request(new NameCheckedHandler(NameGuard::checkTopicField, routeQueries), GET_ROUTEINFO_BY_TOPIC)
-            .request(routeAnswers, GET_BROKER_CLUSTER_INFO)
-            // a topic named to the name servers: checked, then relayed as it is (DELETE_TOPIC_IN_NAMESRV is
-            // not: a topic created with a bad name before the checks must stay removable)
-            .request(new NameCheckedHandler(NameGuard::checkTopicField), REGISTER_TOPIC_IN_NAMESRV)
-            .fallback(unregistered)
+        HandlerTable.Builder table = HandlerTable.builder(Role.NAMESRV)
+            // the topic checked as sends check it (REGISTER_TOPIC_IN_NAMESRV too; DELETE_TOPIC_IN_NAMESRV is not: a
+            // topic created with a bad name before the checks must stay removable)
+            .filter(NameChecks.on(NameGuard::checkTopicField), GET_ROUTEINFO_BY_TOPIC, REGISTER_TOPIC_IN_NAMESRV)
+            .unregisteredFilter(unregistered);
+        features.forEach(f -> f.register(Role.NAMESRV, null, table));
+        return table
+            // broker addresses in the answer become the gateway's listeners; routes cached for outages; the
+            // ClusterView learns brokers and queues
+            .request(routeAnswers, GET_ROUTEINFO_BY_TOPIC, GET_BROKER_CLUSTER_INFO)
+            .request(RequestHandler.PASS_THROUGH, REGISTER_TOPIC_IN_NAMESRV)
             .build();
     }
 
@@ -112,7 +95,7 @@ public final class HandlerTables {
      * their destinations by {@code sends}; registrations answered; every other code REQUEST_CODE_NOT_SUPPORTED.
      */
     public static HandlerTable fanout(RequestHandler sends) {
-        return HandlerTable.builder("broker")
+        return HandlerTable.builder(Role.BROKER)
             .request(sends, SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE)
             // producers heartbeat every broker of their routes
             .request(AnsweredSuccess.INSTANCE, HEART_BEAT, UNREGISTER_CLIENT)
@@ -126,7 +109,7 @@ public final class HandlerTables {
      * real queues; every other code REQUEST_CODE_NOT_SUPPORTED.
      */
     public static HandlerTable virtualBroker(RequestHandler consumers) {
-        return HandlerTable.builder("broker")
+        return HandlerTable.builder(Role.BROKER)
             // leases on virtual queues (long polls held by the gateway), commits acknowledging them; other groups'
             // requests sent on to the real queue behind the virtual one; LITE_PULL_MESSAGE (5.x lite pull
             // consumers) served as PULL_MESSAGE
@@ -142,64 +125,53 @@ public final class HandlerTables {
     }
 
     /**
-     * The broker role (the gateway ports of the broker at {@code brokerAddress}); {@code storeHosts}
-     * maps store hosts to the gateway, {@code clients} learns which client is on which connection.
-     */
-    public static HandlerTable broker(String brokerAddress, StoreHostMapper storeHosts, ClientRegistry clients) {
-        return broker(brokerAddress, storeHosts, clients, () -> ServedGroups.NONE);
-    }
-
-    /**
-     * The broker role; {@code served} names the groups the gateway stands for on the brokers (virtual queues):
-     * their registrations stop at the gateway and their member lists are the gateway's.
+     * The broker role (the gateway ports of the broker at {@code brokerAddress}); {@code storeHosts} maps store
+     * hosts to the gateway, {@code clients} learns which client is on which connection, {@code limits} are the
+     * rate limits, {@code unregistered} (the admin policy) filters every code not registered here, and each of
+     * {@code features} adds its filters after the role's own.
      */
     public static HandlerTable broker(String brokerAddress, StoreHostMapper storeHosts, ClientRegistry clients,
-                                      Supplier<ServedGroups> served) {
-        return broker(brokerAddress, storeHosts, clients, served, () -> null);
-    }
-
-    /**
-     * The broker role; {@code coalescing} (its value may be null) takes single sends to coalescing topics into
-     * batches the gateway sends itself.
-     */
-    public static HandlerTable broker(String brokerAddress, StoreHostMapper storeHosts, ClientRegistry clients,
-                                      Supplier<ServedGroups> served, Supplier<Coalescing> coalescing) {
-        return broker(brokerAddress, storeHosts, clients, served, coalescing, RequestHandler.PASS_THROUGH);
-    }
-
-    /**
-     * The broker role; {@code unregistered} treats every code not registered here (pass-through behind the
-     * admin-request policy, built by the gateway).
-     */
-    public static HandlerTable broker(String brokerAddress, StoreHostMapper storeHosts, ClientRegistry clients,
-                                      Supplier<ServedGroups> served, Supplier<Coalescing> coalescing,
-                                      RequestHandler unregistered) {
+                                      GatewayMetrics metrics, RateLimits limits, RequestFilter unregistered,
+                                      List<Feature> features) {
         StoreHostRequests recordsToClients = new StoreHostRequests(storeHosts);
-        ClientRegistration registration = new ClientRegistration(brokerAddress, clients);
-        RequestHandler consumerLists = new NameCheckedHandler(NameGuard::checkConsumerGroup);
-        return HandlerTable.builder("broker")
-            // names checked on the typed header; offsetMsgIds in the answer point at the gateway; single sends to
-            // coalescing topics taken into the gateway's own batches
-            .request(new SendHandler(storeHosts, brokerAddress, coalescing), SEND_MESSAGE, SEND_MESSAGE_V2,
+        HandlerTable.Builder table = HandlerTable.builder(Role.BROKER)
+            // per-client and per-address request rates: every code but heartbeats
+            .filter(RateLimitFilters.requests(limits))
+            .unregisteredFilter(unregistered)
+            // sends and pulls: one typed decode serves the topic label, the names, the limits and the forward
+            .filter(TopicLabels.of(SendRequestHeader.class, SendRequestHeader::topic), SEND_MESSAGE, SEND_MESSAGE_V2,
                 SEND_BATCH_MESSAGE)
-            .request(new SendHandler(storeHosts, false), SEND_REPLY_MESSAGE, SEND_REPLY_MESSAGE_V2)
-            // names checked on the typed header; long polls; store hosts in the records point at the gateway
+            .filter(NameChecks.typed(SendRequestHeader.class, NameGuard::checkSend,
+                SendRequestHeader::namesValidInFrame), SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE)
+            .filter(RateLimitFilters.sends(limits), SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE)
+            .filter(TopicLabels.of(PullRequestHeader.class, PullRequestHeader::topic), PULL_MESSAGE, LITE_PULL_MESSAGE)
+            .filter(NameChecks.typed(PullRequestHeader.class, NameGuard::checkPull, null), PULL_MESSAGE,
+                LITE_PULL_MESSAGE)
+            .filter(RateLimitFilters.pulls(limits), PULL_MESSAGE, LITE_PULL_MESSAGE)
+            // names in the extFields or body
+            .filter(NameChecks.on(NameGuard::checkOffsetRequest), QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET)
+            .filter(NameChecks.on(NameGuard::checkSendBack), CONSUMER_SEND_MSG_BACK)
+            .filter(NameChecks.on(NameGuard::checkConsumerGroup), GET_CONSUMER_LIST_BY_GROUP)
+            .filter(NameChecks.on(NameGuard::checkBody), LOCK_BATCH_MQ, UNLOCK_BATCH_MQ, HEART_BEAT)
+            .filter(NameChecks.on(NameGuard::checkUnregister), UNREGISTER_CLIENT);
+        features.forEach(f -> f.register(Role.BROKER, brokerAddress, table));
+        ClientRegistration registration = new ClientRegistration(brokerAddress, clients);
+        return table
+            // offsetMsgIds in the answer point at the gateway
+            .request(new SendHandler(storeHosts), SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE,
+                SEND_REPLY_MESSAGE, SEND_REPLY_MESSAGE_V2)
+            // long polls; store hosts in the records point at the gateway
             .request(new PullHandler(storeHosts), PULL_MESSAGE, LITE_PULL_MESSAGE)
             .request(new StoredRecordsHandler(storeHosts, true), POP_MESSAGE)
             .request(new StoredRecordsHandler(storeHosts, false), QUERY_MESSAGE, VIEW_MESSAGE_BY_ID)
-            // names checked, then relayed as they are
-            .request(new NameCheckedHandler(NameGuard::checkOffsetRequest), QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET)
-            .request(new NameCheckedHandler(NameGuard::checkSendBack), CONSUMER_SEND_MSG_BACK)
-            // a served group's member list is the gateway's (ServedGroupFilter)
-            .request(new ServedGroupFilter(served, registration, consumerLists), GET_CONSUMER_LIST_BY_GROUP)
-            .request(new NameCheckedHandler(NameGuard::checkBody), LOCK_BATCH_MQ, UNLOCK_BATCH_MQ)
-            // names checked; the client's groups recorded (ClientRegistry), then relayed as they are
-            // served groups (virtual queues) taken out of heartbeats first: brokers see the gateway as their member
-            .request(new ServedGroupFilter(served, registration, consumerLists), HEART_BEAT, UNREGISTER_CLIENT)
+            // relayed as they are, once their names passed
+            .request(RequestHandler.PASS_THROUGH, QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET, CONSUMER_SEND_MSG_BACK,
+                GET_CONSUMER_LIST_BY_GROUP, LOCK_BATCH_MQ, UNLOCK_BATCH_MQ)
+            // the client's groups recorded (ClientRegistry), then relayed as they are
+            .request(registration, HEART_BEAT, UNREGISTER_CLIENT)
             // requests the broker sends to a client: records and ids point at the gateway
             .upstreamRequest(recordsToClients::checkBack, CHECK_TRANSACTION_STATE)
             .upstreamRequest(recordsToClients::consumeDirectly, CONSUME_MESSAGE_DIRECTLY)
-            .fallback(unregistered)
             .build();
     }
 }

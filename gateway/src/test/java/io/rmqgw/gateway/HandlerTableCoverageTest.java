@@ -7,7 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.clients.ClientRegistry;
+import io.rmqgw.gateway.limits.RateLimits;
+import io.rmqgw.gateway.namesrv.RouteShaper;
 import io.rmqgw.gateway.relay.HandlerTable;
+import io.rmqgw.gateway.relay.Role;
 import io.rmqgw.gateway.relay.RequestHandler;
 import io.rmqgw.gateway.relay.UpstreamRequestHandler;
 import io.rmqgw.gateway.testing.CoversCodes;
@@ -24,16 +27,19 @@ import org.junit.jupiter.api.Test;
 import org.junit.platform.commons.support.ReflectionSupport;
 
 /** Every code the handler tables register has an end-to-end test, and every such test names a registered code. */
-class HandlerTableCoverageTest {
+public class HandlerTableCoverageTest {
 
     private static final StoreHostMapper NO_STORE_HOSTS = (ip, port) -> StoreHostMapper.UNKNOWN;
 
-    private static HandlerTable namesrv() {
-        return HandlerTables.namesrv(null, null, new ClusterView(), GatewayMetrics.inMemory());
+    public static HandlerTable namesrv() {
+        return HandlerTables.namesrv(null, null, new ClusterView(), GatewayMetrics.inMemory(), RouteShaper.NONE,
+            (exchange, request) -> request, List.of());
     }
 
-    private static HandlerTable broker() {
-        return HandlerTables.broker("127.0.0.1:10911", NO_STORE_HOSTS, new ClientRegistry());
+    public static HandlerTable broker() {
+        GatewayMetrics metrics = GatewayMetrics.inMemory();
+        return HandlerTables.broker("127.0.0.1:10911", NO_STORE_HOSTS, new ClientRegistry(), metrics,
+            new RateLimits(metrics), (exchange, request) -> request, List.of());
     }
 
     private static List<HandlerTable> tables() {
@@ -111,7 +117,7 @@ class HandlerTableCoverageTest {
 
     @Test
     void aCodeRegistersOnce() {
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> HandlerTable.builder("broker")
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> HandlerTable.builder(Role.BROKER)
             .request(RequestHandler.PASS_THROUGH, RequestCode.HEART_BEAT)
             .request(RequestHandler.PASS_THROUGH, RequestCode.HEART_BEAT));
         assertTrue(e.getMessage().contains("34"), e.getMessage());

@@ -4,14 +4,13 @@ import io.netty.buffer.ByteBuf;
 import io.rmqgw.codec.frame.HeaderCodec;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.gateway.clients.ClientRegistry;
-import io.rmqgw.gateway.edge.NameGuard;
-import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.Exchange;
 import io.rmqgw.gateway.relay.RequestHandler;
 import java.util.Map;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 
 /**
- * HEART_BEAT and UNREGISTER_CLIENT: names checked, then the client's groups recorded in the
+ * HEART_BEAT and UNREGISTER_CLIENT (their names checked by the role's filters): the client's groups recorded in the
  * {@link ClientRegistry} (so broker requests and composed answers find the client's connection)
  * before the request goes on to the broker unchanged.
  */
@@ -26,18 +25,24 @@ public final class ClientRegistration implements RequestHandler {
     }
 
     @Override
-    public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
-        if (request.code() == RequestCode.UNREGISTER_CLIENT) {
-            return Forwarding.checked(session, request, NameGuard::checkUnregister, r -> unregister(session, r));
+    public ByteBuf toUpstream(Exchange exchange, RemotingFrame request) {
+        try {
+            if (request.code() == RequestCode.UNREGISTER_CLIENT) {
+                unregister(exchange, request);
+            } else {
+                clients.heartbeat(exchange.client().channel(), brokerAddress, request.bodySlice());
+            }
+        } catch (RuntimeException e) {
+            request.release();
+            throw e;
         }
-        return Forwarding.checked(session, request, NameGuard::checkBody,
-            heartbeat -> clients.heartbeat(session.client(), brokerAddress, heartbeat.bodySlice()));
+        return exchange.forward(request);
     }
 
-    private void unregister(RelaySession session, RemotingFrame request) {
+    private void unregister(Exchange exchange, RemotingFrame request) {
         Map<String, String> ext = HeaderCodec.decodeHeader(request).extFields();
         if (ext != null) {
-            clients.unregister(session.client(), ext.get("clientID"), ext.get("producerGroup"), ext.get("consumerGroup"));
+            clients.unregister(exchange.client().channel(), ext.get("clientID"), ext.get("producerGroup"), ext.get("consumerGroup"));
         }
     }
 }

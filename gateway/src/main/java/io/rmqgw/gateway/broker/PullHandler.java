@@ -2,13 +2,13 @@ package io.rmqgw.gateway.broker;
 
 import io.netty.buffer.ByteBuf;
 import io.rmqgw.codec.frame.RemotingFrame;
-import io.rmqgw.codec.header.PullRequestHeader;
 import io.rmqgw.codec.message.StoreHostMapper;
-import io.rmqgw.gateway.edge.NameGuard;
-import io.rmqgw.gateway.limits.RateLimits;
-import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.Exchange;
 
-/** Pulls: topic and consumer group checked at the edge, held as long polls, store hosts rewritten in the records. */
+/**
+ * Pulls (names and limits are the role's filters): held as long polls, store hosts rewritten in the records, sent
+ * as their filters left them.
+ */
 public final class PullHandler extends StoredRecordsHandler {
 
     public PullHandler(StoreHostMapper storeHosts) {
@@ -22,9 +22,7 @@ public final class PullHandler extends StoredRecordsHandler {
     }
 
     @Override
-    public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
-        RateLimits limits = session.rateLimits();
-        return Forwarding.typed(session, request, PullRequestHeader.class, NameGuard::checkPull, PullRequestHeader::topic,
-            limits.limitsPulls() ? header -> limits.admitPull(header.topic()) : null);
+    public ByteBuf toUpstream(Exchange exchange, RemotingFrame request) {
+        return exchange.forward(request);
     }
 }

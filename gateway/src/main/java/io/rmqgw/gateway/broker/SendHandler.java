@@ -6,87 +6,50 @@ import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.header.CommandHeader;
 import io.rmqgw.codec.header.HeaderTranscoder;
 import io.rmqgw.codec.header.SendAnswerInPlace;
-import io.rmqgw.codec.header.SendRequestHeader;
 import io.rmqgw.codec.header.SendResponseHeader;
 import io.rmqgw.codec.message.MessageIds;
 import io.rmqgw.codec.message.StoreHostMapper;
-import io.rmqgw.gateway.coalesce.Coalescing;
-import io.rmqgw.gateway.edge.NameGuard;
-import io.rmqgw.gateway.limits.RateLimits;
-import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.Exchange;
+import io.rmqgw.gateway.relay.HandlerTable;
 import io.rmqgw.gateway.relay.RequestHandler;
-import java.util.function.Supplier;
-import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
- * Sends: the topic and producer group are checked at the edge (typed header), and the answer's
- * {@code msgId} (offsetMsgIds naming the broker's store host) is rewritten to the gateway's port
- * for the broker, so query-by-id and everything derived from ids come back through the gateway.
+ * Sends (their names, limits and coalescing are the role's filters): the answer's {@code msgId} (offsetMsgIds
+ * naming the broker's store host) is rewritten to the gateway's port for the broker, so query-by-id and everything
+ * derived from ids come back through the gateway. The request goes as its filters left it: re-encoded from the
+ * header they decoded, or from the bytes alone.
  */
 public final class SendHandler implements RequestHandler {
 
     private static final String MSG_ID = "msgId";
 
     private final StoreHostMapper storeHosts;
-    private final boolean typedHeader;
-    private final String brokerAddress;
-    private final Supplier<Coalescing> coalescing;
 
-    /**
-     * @param typedHeader whether the request has the typed send header (SEND_MESSAGE, _V2, BATCH) whose
-     *                    names are checked; reply sends carry it as generic extFields and go unchecked
-     */
-    public SendHandler(StoreHostMapper storeHosts, boolean typedHeader) {
+    public SendHandler(StoreHostMapper storeHosts) {
         this.storeHosts = storeHosts;
-        this.typedHeader = typedHeader;
-        this.brokerAddress = null;
-        this.coalescing = () -> null;
-    }
-
-    /**
-     * Sends with the typed header to the broker at {@code brokerAddress}; {@code coalescing} (its value may be
-     * null) may take single sends into the gateway's own batches instead of forwarding them.
-     */
-    public SendHandler(StoreHostMapper storeHosts, String brokerAddress, Supplier<Coalescing> coalescing) {
-        this.storeHosts = storeHosts;
-        this.typedHeader = true;
-        this.brokerAddress = brokerAddress;
-        this.coalescing = coalescing;
     }
 
     @Override
-    public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
-        if (!typedHeader) {
-            return session.reencodeForUpstream(request, null);
-        }
-        RateLimits limits = session.rateLimits();
-        Coalescing batches = coalescing.get();
-        return Forwarding.typed(session, request, SendRequestHeader.class, NameGuard::checkSend,
-            SendRequestHeader::topic, limits.active()
-                ? header -> limits.admitSend(header.topic(), session.clientIdForLimits(),
-                    session.sourceForLimits()) : null,
-            batches != null && batches.active() ? header -> batches.offer(session, request, header, brokerAddress)
-                : null, SendRequestHeader::namesValidInFrame);
+    public ByteBuf toUpstream(Exchange exchange, RemotingFrame request) {
+        return exchange.forward(request);
     }
 
-    /** A send streams through unless coalescing may take it into a batch of the gateway's (it reads the body). */
+    /** A send streams through unless a filter reads its body (coalescing; see {@link HandlerTable#streams}). */
     @Override
-    public boolean streamsBody(RelaySession session, RemotingFrame head) {
-        Coalescing batches = typedHeader ? coalescing.get() : null;
-        return batches == null || !batches.active();
+    public boolean streamsBody(RemotingFrame head) {
+        return true;
     }
 
     @Override
-    public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response,
-                              SerializeType requestEncoding) {
+    public ByteBuf onResponse(Exchange exchange, RemotingFrame response) {
         // the usual answer: its ids rewritten where they lie (the same length), nothing decoded or rebuilt
-        if (!response.content().isReadOnly() && session.reachesClientAsIs(response, requestEncoding)
+        if (!response.content().isReadOnly() && exchange.reachesClientAsIs(response)
             && SendAnswerInPlace.rewriteMsgIds(response, storeHosts)) {
             return response.content();
         }
         CommandHeader header;
         try {
-            header = HeaderTranscoder.decodeResponse(response, requestCode);
+            header = HeaderTranscoder.decodeResponse(response, exchange.code());
         } catch (MalformedFrameException e) {
             // the client decodes what its broker sent; the gateway only declines to rewrite it
             return response.content();
@@ -94,9 +57,9 @@ public final class SendHandler implements RequestHandler {
         String ids = header instanceof SendResponseHeader send ? send.msgId() : header.get(MSG_ID);
         String rewritten = ids == null ? null : MessageIds.rewriteList(ids, storeHosts);
         if (rewritten == null || rewritten.equals(ids)) {
-            return session.reencodeForClient(response, header, requestEncoding);
+            return exchange.forClient(response, header);
         }
         header.put(MSG_ID, rewritten);
-        return session.rebuildForClient(response, header, requestEncoding);
+        return exchange.rebuiltForClient(response, header);
     }
 }

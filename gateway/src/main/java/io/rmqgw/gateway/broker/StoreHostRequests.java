@@ -9,7 +9,7 @@ import io.rmqgw.codec.header.HeaderTranscoder;
 import io.rmqgw.codec.message.MessageIds;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.codec.message.StoredRecords;
-import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.ClientConnection;
 
 /**
  * Requests a broker sends to a client that carry stored messages (transaction check-back,
@@ -27,7 +27,7 @@ public final class StoreHostRequests {
     }
 
     /** CHECK_TRANSACTION_STATE: the half message's record and its offsetMsgId. Takes ownership. */
-    public ByteBuf checkBack(RelaySession session, RemotingFrame request) {
+    public ByteBuf checkBack(ClientConnection client, RemotingFrame request) {
         rewriteRecords(request);
         CommandHeader header;
         try {
@@ -38,16 +38,16 @@ public final class StoreHostRequests {
         String id = header.get(OFFSET_MSG_ID);
         String rewritten = id == null ? null : MessageIds.rewriteList(id, storeHosts);
         if (rewritten == null || rewritten.equals(id)) {
-            return session.reencodeForClient(request, header, session.clientEncoding());
+            return client.forClient(request, header);
         }
         header.put(OFFSET_MSG_ID, rewritten);
-        return session.rebuildForClient(request, header, session.clientEncoding());
+        return client.rebuiltForClient(request, header);
     }
 
     /** CONSUME_MESSAGE_DIRECTLY: the record to consume. Takes ownership. */
-    public ByteBuf consumeDirectly(RelaySession session, RemotingFrame request) {
+    public ByteBuf consumeDirectly(ClientConnection client, RemotingFrame request) {
         rewriteRecords(request);
-        return session.reencodeForClient(request, null, session.clientEncoding());
+        return client.forClient(request, null);
     }
 
     private void rewriteRecords(RemotingFrame request) {

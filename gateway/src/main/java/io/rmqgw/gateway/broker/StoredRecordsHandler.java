@@ -4,7 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.codec.message.StoredRecords;
-import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.Exchange;
 import io.rmqgw.gateway.relay.RequestHandler;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
@@ -30,11 +30,10 @@ public class StoredRecordsHandler implements RequestHandler {
     }
 
     @Override
-    public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response,
-                              SerializeType requestEncoding) {
+    public ByteBuf onResponse(Exchange exchange, RemotingFrame response) {
         if (response.code() == ResponseCode.SUCCESS && response.bodyLength() > 0) {
             StoredRecords.rewriteStoreHosts(response.bodySlice(), storeHosts);
         }
-        return session.reencodeForClient(response, null, requestEncoding);
+        return exchange.forClient(response, null);
     }
 }

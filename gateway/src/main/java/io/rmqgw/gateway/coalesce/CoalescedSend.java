@@ -1,7 +1,7 @@
 package io.rmqgw.gateway.coalesce;
 
 import io.netty.buffer.ByteBuf;
-import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.Exchange;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
@@ -11,7 +11,7 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  *
  * @param entry owned by this send until its batch is written (then by the batch body)
  */
-record CoalescedSend(RelaySession session, int opaque, int requestCode, SerializeType answerEncoding, ByteBuf entry,
+record CoalescedSend(Exchange exchange, int opaque, int requestCode, SerializeType answerEncoding, ByteBuf entry,
                      long arrivalNanos, BatchFields fields, long bornTimestamp) {
 
     /**

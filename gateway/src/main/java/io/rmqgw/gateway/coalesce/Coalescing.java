@@ -17,7 +17,12 @@ import io.rmqgw.codec.message.BatchBody;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.config.CoalescingConfig;
 import io.rmqgw.gateway.relay.RelayContext;
-import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.Exchange;
+import io.rmqgw.gateway.relay.RequestFilter;
+import io.rmqgw.gateway.relay.Feature;
+import io.rmqgw.gateway.relay.HandlerTable;
+import io.rmqgw.gateway.relay.Role;
+import io.rmqgw.gateway.config.GatewayConfig;
 import io.rmqgw.gateway.upstream.UpstreamConnection;
 import io.rmqgw.gateway.upstream.UpstreamException;
 import io.rmqgw.gateway.upstream.UpstreamPool;
@@ -46,7 +51,7 @@ import org.slf4j.LoggerFactory;
  * its own answer (its own offsetMsgId, queue offset = the batch's base + its index, its own opaque, in its
  * header encoding, made from one {@link SendResponseTemplate} per batch), or the batch's error.
  */
-public final class Coalescing {
+public final class Coalescing implements Feature {
 
     private static final Logger log = LoggerFactory.getLogger(Coalescing.class);
     private static final int DEFAULT_TOPIC_QUEUE_NUMS = 4;
@@ -90,6 +95,62 @@ public final class Coalescing {
         return settings;
     }
 
+    @Override
+    public String name() {
+        return "coalescing";
+    }
+
+    /** On a broker role, single sends to coalescing topics are taken into the gateway's batches for that broker. */
+    @Override
+    public void register(Role role, String upstream, HandlerTable.Builder table) {
+        if (role == Role.BROKER) {
+            table.filter(filter(upstream), RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2,
+                RequestCode.SEND_BATCH_MESSAGE);
+        }
+    }
+
+    @Override
+    public boolean reload(GatewayConfig next) {
+        if (settings.equals(next.coalescing())) {
+            return false;
+        }
+        settings(next.coalescing());
+        return true;
+    }
+
+    /**
+     * The broker role's filter for single sends to the broker at {@code brokerAddress}: those to coalescing topics
+     * are taken into the gateway's batches (answered later); while no topic is coalesced, one volatile read.
+     */
+    public RequestFilter filter(String brokerAddress) {
+        return new RequestFilter() {
+            @Override
+            public RemotingFrame filter(Exchange exchange, RemotingFrame request) {
+                if (!active()) {
+                    return request;
+                }
+                SendRequestHeader header = exchange.header(request, SendRequestHeader.class);
+                try {
+                    return header != null && offer(exchange, request, header, brokerAddress) ? null : request;
+                } catch (RuntimeException e) {
+                    request.release();
+                    throw e;
+                }
+            }
+
+            /** A send it may take is stored whole: its body becomes a batch entry. */
+            @Override
+            public boolean readsBody() {
+                return active();
+            }
+
+            @Override
+            public String toString() {
+                return "coalescing";
+            }
+        };
+    }
+
     /** Whether sends to {@code topic} are coalesced. */
     public boolean coalesces(String topic) {
         return topic != null && topics.contains(topic);
@@ -106,7 +167,7 @@ public final class Coalescing {
      * was taken: {@code request} is released and the client is answered later (or at once, SYSTEM_BUSY, when
      * its queue already holds the most sends waiting).
      */
-    public boolean offer(RelaySession session, RemotingFrame request, SendRequestHeader header, String brokerAddress) {
+    public boolean offer(Exchange exchange, RemotingFrame request, SendRequestHeader header, String brokerAddress) {
         if (!coalesces(header.topic())) {
             return false;
         }
@@ -122,7 +183,7 @@ public final class Coalescing {
         }
         long now = System.nanoTime();
         int flag = SendEligibility.orZero(header.messageFlag());
-        ByteBuf entry = session.client().alloc().buffer(SendEligibility.ENTRY_OVERHEAD + bodyLength
+        ByteBuf entry = exchange.alloc().buffer(SendEligibility.ENTRY_OVERHEAD + bodyLength
             + properties.readableBytes());
         try {
             BatchBody.write(flag, request.bodySlice(), properties, entry);
@@ -132,8 +193,8 @@ public final class Coalescing {
         }
         long born = header.bornTimestamp();
         int queueNums = header.defaultTopicQueueNums();
-        CoalescedSend send = new CoalescedSend(session, request.opaque(), request.code(),
-            session.answerEncoding(request.encoding()), entry, now, new CoalescedSend.BatchFields(
+        CoalescedSend send = new CoalescedSend(exchange, request.opaque(), request.code(),
+            exchange.answerEncoding(), entry, now, new CoalescedSend.BatchFields(
                 header.producerGroup(), header.defaultTopic(),
                 queueNums == CommandHeader.ABSENT_INT ? DEFAULT_TOPIC_QUEUE_NUMS : queueNums, flag, header.brokerName()),
             born == CommandHeader.ABSENT_LONG ? System.currentTimeMillis() : born);
@@ -144,7 +205,7 @@ public final class Coalescing {
         if (offer == QueueBatcher.Offer.REFUSED) {
             entry.release();
             metrics.coalesceSend("busy");
-            session.answerLocally(Frames.errorResponse(session.client().alloc(), send.opaque(), send.answerEncoding(),
+            exchange.answer(Frames.errorResponse(exchange.alloc(), send.opaque(), send.answerEncoding(),
                 RemotingSysResponseCode.SYSTEM_BUSY, "[COALESCING] " + lane.batcher.waiting() + " sends already wait for "
                     + key.topic() + " queue " + key.queueId() + " at broker " + brokerAddress + "; retry later"));
             return true;
@@ -219,7 +280,7 @@ public final class Coalescing {
         private void send(List<CoalescedSend> batch) {
             long sent = System.nanoTime();
             CoalescedSend first = batch.get(0);
-            CompositeByteBuf body = first.session().client().alloc().compositeBuffer(batch.size());
+            CompositeByteBuf body = first.exchange().alloc().compositeBuffer(batch.size());
             for (CoalescedSend s : batch) {
                 body.addComponent(true, s.entry());
                 metrics.coalesceDelay(sent - s.arrivalNanos());
@@ -314,7 +375,7 @@ public final class Coalescing {
     }
 
     /** A client's answer, encoded, waiting to be handed to its connection's event loop. */
-    private record Answer(RelaySession session, ByteBuf frame) {
+    private record Answer(Exchange exchange, ByteBuf frame) {
     }
 
     /** "a coalesced batch of 3 sends", for remarks. */
@@ -325,18 +386,18 @@ public final class Coalescing {
     /** Encodes {@code s}'s answer with its client's allocator, to be handed to its client's loop. */
     private static void add(Map<EventLoop, List<Answer>> byLoop, CoalescedSend s,
                             Function<ByteBufAllocator, ByteBuf> answer) {
-        EventLoop loop = s.session().client().eventLoop();
+        EventLoop loop = s.exchange().loop();
         if (loop.isShuttingDown()) {
             return; // the gateway stopped past its drain: the client's connection is gone with its loop
         }
-        byLoop.computeIfAbsent(loop, l -> new ArrayList<>()).add(new Answer(s.session(),
-            answer.apply(s.session().client().alloc())));
+        byLoop.computeIfAbsent(loop, l -> new ArrayList<>()).add(new Answer(s.exchange(),
+            answer.apply(s.exchange().alloc())));
     }
 
     /** One task per client event loop for a batch's answers, not one per answer: fewer thread hops. */
     private static void handOff(Map<EventLoop, List<Answer>> byLoop) {
         byLoop.forEach((loop, answers) -> {
-            Runnable write = () -> answers.forEach(a -> a.session().writeToClient(a.frame()));
+            Runnable write = () -> answers.forEach(a -> a.exchange().answer(a.frame()));
             if (loop.inEventLoop()) {
                 write.run();
                 return;

@@ -3,7 +3,7 @@ package io.rmqgw.gateway.fanout;
 import io.netty.buffer.ByteBuf;
 import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.RemotingFrame;
-import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.Exchange;
 import io.rmqgw.gateway.relay.RequestHandler;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 
@@ -19,11 +19,11 @@ public final class AnsweredSuccess implements RequestHandler {
     }
 
     @Override
-    public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
+    public ByteBuf toUpstream(Exchange exchange, RemotingFrame request) {
         try {
             if (!request.isOneway()) {
-                session.answerLocally(Frames.errorResponse(session.client().alloc(), request.opaque(),
-                    session.answerEncoding(request.encoding()), ResponseCode.SUCCESS, null));
+                exchange.answer(Frames.errorResponse(exchange.alloc(), request.opaque(),
+                    exchange.answerEncoding(), ResponseCode.SUCCESS, null));
             }
             return null;
         } finally {

@@ -4,7 +4,11 @@ import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.broker.BrokerListeners;
 import io.rmqgw.gateway.config.FanoutConfig;
 import io.rmqgw.gateway.namesrv.RouteQueries;
+import io.rmqgw.gateway.config.GatewayConfig;
+import io.rmqgw.gateway.relay.Feature;
 import io.rmqgw.gateway.relay.HandlerTable;
+import io.rmqgw.gateway.relay.Role;
+import org.apache.rocketmq.remoting.protocol.RequestCode;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.RequestHandler;
 import io.rmqgw.gateway.relay.UpstreamRole;
@@ -22,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * {@link BrokerListeners#ensureServed}), and what its handlers share: the cluster view, route
  * queries, the upstream pool and the store-host mapping of message ids.
  */
-public final class Fanout {
+public final class Fanout implements Feature {
 
     private static final Logger log = LoggerFactory.getLogger(Fanout.class);
 
@@ -70,6 +74,28 @@ public final class Fanout {
         log.info("fan-out {}: topic {}, destination property {}, sharding key property {}, {} retries",
             next.enabled() ? "on" : "off", next.topic(), next.destinationProperty(), next.shardingKeyProperty(),
             next.maxRetries());
+    }
+
+    @Override
+    public String name() {
+        return "fanout";
+    }
+
+    /** On the name-server role, the fan-out topic's route is the gateway's own. */
+    @Override
+    public void register(Role role, String upstream, HandlerTable.Builder table) {
+        if (role == Role.NAMESRV) {
+            table.filter(new FanoutRouteFilter(this), RequestCode.GET_ROUTEINFO_BY_TOPIC);
+        }
+    }
+
+    @Override
+    public boolean reload(GatewayConfig next) {
+        if (settings.equals(next.fanout())) {
+            return false;
+        }
+        settings(next.fanout());
+        return true;
     }
 
     /** Whether a route request for {@code topic} is answered by the gateway itself. */

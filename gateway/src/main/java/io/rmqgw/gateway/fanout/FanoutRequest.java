@@ -13,7 +13,7 @@ import io.rmqgw.codec.message.MessageIds;
 import io.rmqgw.codec.name.NameCheck;
 import io.rmqgw.codec.name.NameValidator;
 import io.rmqgw.gateway.config.FanoutConfig;
-import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.Exchange;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.ClusterView;
 import io.rmqgw.routing.ClusterView.QueueRef;
@@ -89,7 +89,7 @@ final class FanoutRequest {
 
     private final Fanout fanout;
     private final FanoutConfig settings;
-    private final RelaySession session;
+    private final Exchange exchange;
     private final int opaque;
     private final boolean oneway;
     private final SerializeType encoding;
@@ -108,17 +108,17 @@ final class FanoutRequest {
     private int refreshing;
     private int unsettled;
 
-    FanoutRequest(Fanout fanout, FanoutConfig settings, RelaySession session, int opaque, boolean oneway,
+    FanoutRequest(Fanout fanout, FanoutConfig settings, Exchange exchange, int opaque, boolean oneway,
                   SerializeType encoding, FanoutMessages in) {
         this.fanout = fanout;
         this.settings = settings;
-        this.session = session;
+        this.exchange = exchange;
         this.opaque = opaque;
         this.oneway = oneway;
         this.encoding = encoding;
         this.in = in;
         this.view = fanout.context().cluster();
-        this.loop = session.client().eventLoop();
+        this.loop = exchange.loop();
         this.metrics = fanout.context().metrics();
         this.deadline = System.nanoTime() + fanout.context().upstream().requestTimeoutNanos();
     }
@@ -126,12 +126,12 @@ final class FanoutRequest {
     // ---------------------------------------------------------------- 1. destinations
 
     void start() {
-        NameValidator names = session.edge().names() != null ? session.edge().names() : NameValidator.DEFAULT;
+        NameValidator names = exchange.edge().names() != null ? exchange.edge().names() : NameValidator.DEFAULT;
         List<String> refresh = new ArrayList<>();
         for (String topic : in.topics()) {
             NameCheck check = names.checkSendTopic(topic);
             if (!check.isValid()) {
-                problem(NameValidator.responseCode(check, session.edge().legacyBrokers()),
+                problem(NameValidator.responseCode(check, exchange.edge().legacyBrokers()),
                     "destination " + names.topicRemark(check, topic));
             } else if (topic.startsWith(NameValidator.RETRY_PREFIX) || topic.startsWith(NameValidator.DLQ_PREFIX)) {
                 problem(ResponseCode.INVALID_PARAMETER, "destination " + topic + " is a retry or dead-letter topic");
@@ -236,7 +236,7 @@ final class FanoutRequest {
             return;
         }
         int size = part.messages.stream().mapToInt(FanoutMessages.Message::entryLength).sum();
-        ByteBuf body = session.client().alloc().buffer(size);
+        ByteBuf body = exchange.alloc().buffer(size);
         for (FanoutMessages.Message m : part.messages) {
             body.writeBytes(in.stripped(), m.entryIndex(), m.entryLength());
         }
@@ -421,7 +421,7 @@ final class FanoutRequest {
 
     private void answer(RemotingHeader header) {
         if (!oneway) {
-            session.writeToClient(Frames.encode(session.client().alloc(), header, encoding, null));
+            exchange.answer(Frames.encode(exchange.alloc(), header, encoding, null));
         }
     }
 }

@@ -4,7 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.gateway.config.FanoutConfig;
-import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.Exchange;
 import io.rmqgw.gateway.relay.RequestHandler;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
@@ -23,28 +23,28 @@ final class FanoutSendHandler implements RequestHandler {
     }
 
     @Override
-    public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
+    public ByteBuf toUpstream(Exchange exchange, RemotingFrame request) {
         int opaque = request.opaque();
         boolean oneway = request.isOneway();
-        SerializeType encoding = session.answerEncoding(request.encoding());
+        SerializeType encoding = exchange.answerEncoding();
         FanoutConfig settings = fanout.settings();
         FanoutMessages messages;
         try {
             if (!settings.enabled()) {
                 throw new FanoutRefusal(ResponseCode.NO_PERMISSION, "fan-out is turned off on this gateway");
             }
-            messages = FanoutMessages.read(request, settings, session.client().alloc());
+            messages = FanoutMessages.read(request, settings, exchange.alloc());
         } catch (FanoutRefusal refusal) {
             fanout.context().metrics().fanoutRequest("refused", 0);
             if (!oneway) {
-                session.answerLocally(Frames.errorResponse(session.client().alloc(), opaque, encoding, refusal.code(),
+                exchange.answer(Frames.errorResponse(exchange.alloc(), opaque, encoding, refusal.code(),
                     refusal.getMessage()));
             }
             return null;
         } finally {
             request.release();
         }
-        new FanoutRequest(fanout, settings, session, opaque, oneway, encoding, messages).start();
+        new FanoutRequest(fanout, settings, exchange, opaque, oneway, encoding, messages).start();
         return null;
     }
 

@@ -11,7 +11,7 @@ import io.rmqgw.codec.header.CommandHeader;
 import io.rmqgw.codec.header.HeaderKind;
 import io.rmqgw.codec.header.HeaderTranscoder;
 import io.rmqgw.gateway.broker.BrokerListeners;
-import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.Exchange;
 import io.rmqgw.gateway.relay.RequestHandler;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.BrokerAddressRewriter;
@@ -67,12 +67,16 @@ public final class RouteAnswerHandler implements RequestHandler {
         this.shaper = shaper;
     }
 
+    /** What the answer needs kept: the route request's topic and dialect, or that it asked for the cluster. */
     @Override
-    public Object requestContext(RemotingFrame request) {
-        if (request.code() == RequestCode.GET_ROUTEINFO_BY_TOPIC) {
-            return routeRequest(request);
+    public ByteBuf toUpstream(Exchange exchange, RemotingFrame request) {
+        try {
+            exchange.keep(request.code() == RequestCode.GET_ROUTEINFO_BY_TOPIC ? routeRequest(request) : CLUSTER_REQUEST);
+        } catch (RuntimeException e) {
+            request.release();
+            throw e;
         }
-        return request.code() == RequestCode.GET_BROKER_CLUSTER_INFO ? CLUSTER_REQUEST : null;
+        return exchange.forward(request);
     }
 
     private static RouteRequest routeRequest(RemotingFrame request) {
@@ -83,24 +87,24 @@ public final class RouteAnswerHandler implements RequestHandler {
     }
 
     @Override
-    public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response,
-                              SerializeType requestEncoding) {
+    public ByteBuf onResponse(Exchange exchange, RemotingFrame response) {
+        Object context = exchange.kept();
         if (context instanceof RouteRequest route && route.topic() != null
             && response.code() == ResponseCode.TOPIC_NOT_EXIST) {
             cluster.forgetTopic(route.topic());
         }
         if (context == null || response.code() != ResponseCode.SUCCESS || response.bodyLength() == 0) {
-            return session.reencodeForClient(response, null, requestEncoding);
+            return exchange.forClient(response, null);
         }
-        SerializeType answerEncoding = session.answerEncoding(requestEncoding);
+        SerializeType answerEncoding = exchange.answerEncoding();
         byte[] body = ByteBufUtil.getBytes(response.bodySlice());
         Set<String> found;
         try {
             found = BrokerAddressRewriter.brokerAddresses(body);
         } catch (RuntimeException e) {
             response.release();
-            log.warn("unreadable route answer for client {}: {}", session.clientAddress(), e.getMessage());
-            return Frames.errorResponse(session.client().alloc(), response.opaque(), answerEncoding,
+            log.warn("unreadable route answer for client {}: {}", exchange.client().address(), e.getMessage());
+            return Frames.errorResponse(exchange.alloc(), response.opaque(), answerEncoding,
                 RemotingSysResponseCode.SYSTEM_ERROR, "gateway could not read the name server's answer: " + e.getMessage());
         }
         learn(context, body);
@@ -108,7 +112,7 @@ public final class RouteAnswerHandler implements RequestHandler {
         CompletableFuture.allOf(binds).whenComplete((ignored, failure) -> {
             try {
                 if (failure != null) {
-                    session.writeToClient(Frames.errorResponse(session.client().alloc(), response.opaque(), answerEncoding,
+                    exchange.answer(Frames.errorResponse(exchange.alloc(), response.opaque(), answerEncoding,
                         RemotingSysResponseCode.SYSTEM_ERROR, rootMessage(failure)));
                     return;
                 }
@@ -117,7 +121,7 @@ public final class RouteAnswerHandler implements RequestHandler {
                     try {
                         rewritten = shaper.shape(route.topic(), route.dialect(), rewritten, body);
                     } catch (MalformedRouteBodyException e) {
-                        session.writeToClient(Frames.errorResponse(session.client().alloc(), response.opaque(),
+                        exchange.answer(Frames.errorResponse(exchange.alloc(), response.opaque(),
                             answerEncoding, RemotingSysResponseCode.SYSTEM_ERROR,
                             "gateway could not read the name server's answer: " + e.getMessage()));
                         return;
@@ -127,8 +131,8 @@ public final class RouteAnswerHandler implements RequestHandler {
                 if (context instanceof RouteRequest route && route.topic() != null) {
                     routes.put(route.topic(), route.dialect(), rewritten);
                 }
-                session.writeToClient(withBody(session, response, Unpooled.wrappedBuffer(rewritten),
-                    session.reencodeTarget(requestEncoding, response.encoding())));
+                exchange.answer(withBody(exchange, response, Unpooled.wrappedBuffer(rewritten),
+                    exchange.clientTarget(response.encoding())));
             } finally {
                 response.release();
             }
@@ -153,7 +157,7 @@ public final class RouteAnswerHandler implements RequestHandler {
     }
 
     @Override
-    public ByteBuf answerWithoutUpstream(RelaySession session, RemotingFrame request, String reason) {
+    public ByteBuf answerWithoutUpstream(Exchange exchange, RemotingFrame request, String reason) {
         if (request.code() != RequestCode.GET_ROUTEINFO_BY_TOPIC) {
             return null;
         }
@@ -163,22 +167,22 @@ public final class RouteAnswerHandler implements RequestHandler {
             return null;
         }
         metrics.routeServedFromCache();
-        return Frames.encode(session.client().alloc(), RemotingHeader.response(request.opaque(), ResponseCode.SUCCESS, null),
-            session.answerEncoding(request.encoding()), Unpooled.wrappedBuffer(cached.get()));
+        return Frames.encode(exchange.alloc(), RemotingHeader.response(request.opaque(), ResponseCode.SUCCESS, null),
+            exchange.answerEncoding(), Unpooled.wrappedBuffer(cached.get()));
     }
 
     /** The answer with its header as the name server wrote it (re-encoded if the client needs another encoding). */
-    private ByteBuf withBody(RelaySession session, RemotingFrame response, ByteBuf body, SerializeType target) {
+    private ByteBuf withBody(Exchange exchange, RemotingFrame response, ByteBuf body, SerializeType target) {
         if (target == response.encoding()) {
-            return Frames.withBody(session.client().alloc(), response, body);
+            return Frames.withBody(exchange.alloc(), response, body);
         }
         CommandHeader header = HeaderTranscoder.decode(response, HeaderKind.GENERIC);
         try {
             if (!header.canEncode(target)) {
-                return Frames.withBody(session.client().alloc(), response, body);
+                return Frames.withBody(exchange.alloc(), response, body);
             }
             metrics.headerConverted(response.encoding(), target);
-            return HeaderTranscoder.encodeFrame(session.client().alloc(), header, target, body);
+            return HeaderTranscoder.encodeFrame(exchange.alloc(), header, target, body);
         } finally {
             header.release();
         }

@@ -2,7 +2,6 @@ package io.rmqgw.gateway.relay;
 
 import io.rmqgw.codec.frame.IncompleteFrameBudget;
 import io.rmqgw.gateway.clients.ClientRegistry;
-import io.rmqgw.gateway.clients.ServedGroups;
 import io.rmqgw.gateway.config.DownstreamConfig;
 import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.net.Dialer;
@@ -12,7 +11,6 @@ import io.rmqgw.gateway.tls.ServerTls;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.ClusterView;
 import java.time.Duration;
-import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -32,7 +30,6 @@ public final class RelayContext {
     private final Set<RelaySession> sessions = ConcurrentHashMap.newKeySet();
     private final ClusterView cluster = new ClusterView();
     private final ClientRegistry clients = new ClientRegistry();
-    private volatile ServedGroups servedGroups = ServedGroups.NONE;
     private final ConnectionLimits connections = new ConnectionLimits();
     private volatile DownstreamConfig downstream = DownstreamConfig.DEFAULT;
     /** Bytes all client connections hold in frames not yet whole (downstream.incomplete-frame-budget). */
@@ -87,15 +84,6 @@ public final class RelayContext {
     /** Client connections by client id and group, from their heartbeats. */
     public ClientRegistry clients() {
         return clients;
-    }
-
-    /** The consumer groups the gateway stands for on the real brokers (virtual queues). */
-    public ServedGroups servedGroups() {
-        return servedGroups;
-    }
-
-    public void servedGroups(ServedGroups groups) {
-        this.servedGroups = Objects.requireNonNull(groups, "groups");
     }
 
     /** Opens upstream connections. */
@@ -205,7 +193,7 @@ public final class RelayContext {
     public void startDraining() {
         draining = true;
         for (RelaySession s : sessions) {
-            s.client().eventLoop().execute(s::drainStarted);
+            s.channel().eventLoop().execute(s::drainStarted);
         }
     }
 

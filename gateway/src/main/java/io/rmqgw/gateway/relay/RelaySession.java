@@ -46,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * they arrived as. Where the upstream stands is a {@link SessionState}; reading on each side is
  * decided by the {@link ReadGate} alone, so a slow peer never grows the gateway's memory.
  */
-public final class RelaySession {
+public final class RelaySession implements ClientConnection {
 
     private static final Logger log = LoggerFactory.getLogger(RelaySession.class);
     private static final long TIMEOUT_SCAN_MILLIS = 500;
@@ -85,7 +85,7 @@ public final class RelaySession {
      * Requests that need the upstream, read while a dial is under way: the one that started it and those read in
      * the same burst (the client is not read meanwhile: a frame too long to store whole could only stream).
      */
-    private final ArrayDeque<RemotingFrame> waiting = new ArrayDeque<>();
+    private final ArrayDeque<RequestExchange> waiting = new ArrayDeque<>();
     private final StringBuilder connectFailures = new StringBuilder(64);
     private final ReadGate reads;
     /** The client's frame decoder: the sweep asks it how long its frame has been arriving. */
@@ -124,11 +124,9 @@ public final class RelaySession {
     private String upstreamEnded;
     /**
      * Requests whose handler took them without forwarding or answering at once: it answers later through
-     * {@link #writeToClient} (a fan-out, a route answer waiting for its listeners). In flight like pending ones.
+     * {@link Exchange#answer} (a fan-out, a route answer waiting for its listeners). In flight like pending ones.
      */
     private volatile int deferredAnswers;
-    /** Answers handlers wrote with {@link #answerLocally}: tells an answered request from a deferred one. */
-    private int localAnswers;
     /** The gateway's own answers written to the client and not yet taken by its socket. */
     private int composedQueued;
     private long composedQueuedBytes;
@@ -159,7 +157,7 @@ public final class RelaySession {
         this.source = RateLimits.Source.of(client.remoteAddress());
         this.reads = new ReadGate(client);
         this.clientFrames = client.pipeline().get(FrameDecoder.class);
-        this.translatesLitePulls = GatewayMetrics.BROKER.equals(handlers.role());
+        this.translatesLitePulls = handlers.role() == Role.BROKER;
     }
 
     /** The pipeline for accepted client connections; the client is read only once its upstream is settled. */
@@ -178,7 +176,7 @@ public final class RelaySession {
                 // the ReadGate's initial state: nothing is read before the session starts
                 ch.config().setAutoRead(false);
                 // first in the pipeline when TLS is on: TLS or plain is told from the first bytes
-                context.tls().install(ch, role.handlers().role());
+                context.tls().install(ch, role.handlers().role().label());
                 ch.pipeline().addLast("meters", meters.clientHandler());
                 ClientSide side = new ClientSide(context, meters, role);
                 // frames up to max-incomplete-frame-bytes are stored whole; a large one may stream up to max-frame-length
@@ -193,7 +191,7 @@ public final class RelaySession {
     /** Closes a connection refused at accept: logged (at most every 10 s at WARN) and counted. */
     private static void refuse(RelayContext context, UpstreamRole role, Channel ch, ConnectionLimits.Refusal refusal,
                                DownstreamConfig downstream) {
-        context.metrics().connectionClosed(role.handlers().role(), CloseReason.CONNECTION_LIMIT);
+        context.metrics().connectionClosed(role.handlers().role().label(), CloseReason.CONNECTION_LIMIT);
         String why = refusal == ConnectionLimits.Refusal.TOTAL
             ? "the gateway holds downstream.max-connections (" + downstream.maxConnections() + ") client connections"
             : "its address holds downstream.max-connections-per-address (" + downstream.maxConnectionsPerAddress() + ")";
@@ -214,11 +212,13 @@ public final class RelaySession {
         return side == null ? null : side.session;
     }
 
-    public Channel client() {
+    @Override
+    public Channel channel() {
         return client;
     }
 
-    public String clientAddress() {
+    @Override
+    public String address() {
         return clientAddress;
     }
 
@@ -243,26 +243,31 @@ public final class RelaySession {
         return state;
     }
 
-    /** The header encoding of the client's latest request, or null before its first. */
-    public SerializeType clientEncoding() {
+    @Override
+    public SerializeType latestEncoding() {
         return clientEncoding;
     }
 
-    /** The encoding for the gateway's own answer to a request sent in {@code requestEncoding}. */
-    public SerializeType answerEncoding(SerializeType requestEncoding) {
-        return context.edge().towardClient(requestEncoding, requestEncoding);
+    @Override
+    public ByteBuf forClient(RemotingFrame frame, CommandHeader decoded) {
+        return reencodeForClient(frame, decoded, clientEncoding);
     }
 
-    /** The encoding an upstream frame now in {@code current} should reach this client in. */
-    public SerializeType reencodeTarget(SerializeType requestEncoding, SerializeType current) {
-        return context.edge().towardClient(requestEncoding, current);
+    @Override
+    public ByteBuf rebuiltForClient(RemotingFrame frame, CommandHeader header) {
+        return rebuildForClient(frame, header, clientEncoding);
+    }
+
+    /** The encoding for the gateway's own answer to a request sent in {@code requestEncoding}. */
+    private SerializeType answerEncoding(SerializeType requestEncoding) {
+        return context.edge().towardClient(requestEncoding, requestEncoding);
     }
 
     /**
      * A client request's bytes in the upstream header encoding. Takes ownership of {@code frame}
      * and {@code decoded} (its header if the handler already decoded it, or null).
      */
-    public ByteBuf reencodeForUpstream(RemotingFrame frame, CommandHeader decoded) {
+    ByteBuf reencodeForUpstream(RemotingFrame frame, CommandHeader decoded) {
         return HeaderUpgrade.reencode(client.alloc(), metrics, frame, decoded, context.edge().upstreamEncoding());
     }
 
@@ -271,52 +276,73 @@ public final class RelaySession {
      * how the client sent the request being answered (or its latest request). Takes ownership of
      * {@code frame} and {@code decoded}.
      */
-    public ByteBuf reencodeForClient(RemotingFrame frame, CommandHeader decoded, SerializeType requestEncoding) {
+    ByteBuf reencodeForClient(RemotingFrame frame, CommandHeader decoded, SerializeType requestEncoding) {
         SerializeType target = context.edge().towardClient(requestEncoding, frame.encoding());
         return HeaderUpgrade.reencode(client.alloc(), metrics, frame, decoded, target);
-    }
-
-    /** Whether {@code frame} from upstream reaches this client in its own encoding (nothing to convert). */
-    public boolean reachesClientAsIs(RemotingFrame frame, SerializeType requestEncoding) {
-        return context.edge().towardClient(requestEncoding, frame.encoding()) == frame.encoding();
     }
 
     /**
      * An upstream frame rebuilt with a changed {@code header}, in the encoding this client should
      * get. Takes ownership of {@code frame} and {@code header}.
      */
-    public ByteBuf rebuildForClient(RemotingFrame frame, CommandHeader header, SerializeType requestEncoding) {
+    ByteBuf rebuildForClient(RemotingFrame frame, CommandHeader header, SerializeType requestEncoding) {
         SerializeType target = context.edge().towardClient(requestEncoding, frame.encoding());
         return HeaderUpgrade.rebuild(client.alloc(), metrics, frame, header, target);
     }
 
     /**
-     * The gateway's own answer to a request it refused (a bad name): written to the client and
-     * flushed with the read burst. Takes ownership of {@code answer}.
+     * {@code exchange}'s answer, exactly once (on the event loop): now, flushed with the read burst, while its
+     * filters, handler or response handler treat it; flushed at once when its handler deferred it. A second answer,
+     * or one to a request given up already (timed out, its connection closed), is released. Takes ownership.
      */
-    public void answerLocally(ByteBuf answer) {
-        assert client.eventLoop().inEventLoop() : "answerLocally off the session's event loop";
-        localAnswers++;
-        writeComposed(answer);
-        answered();
+    void answer(RequestExchange exchange, ByteBuf answer) {
+        switch (exchange.phase) {
+            case TREATED, RESPONDING -> {
+                exchange.phase = RequestExchange.Phase.DONE;
+                if (exchange.oneway()) {
+                    answer.release();
+                    return;
+                }
+                writeComposed(answer);
+                answered();
+            }
+            case DEFERRED -> {
+                exchange.phase = RequestExchange.Phase.DONE;
+                if (deferredAnswers > 0) {
+                    deferredAnswers--;
+                }
+                writeComposed(answer);
+                flushClient();
+                answered();
+                closeIfAnswered();
+            }
+            case FORWARDED, DONE -> {
+                answer.release();
+                if (!(state instanceof SessionState.Closed)) {
+                    log.error("client {}: {} answered again; the second answer is dropped", clientAddress, exchange);
+                }
+            }
+        }
     }
 
-    /** The rate limits in force. */
-    public RateLimits rateLimits() {
-        return context.rateLimits();
+    /** After its handler returned without an answer to write: a request neither answered nor oneway is answered later. */
+    private void deferUnlessAnswered(RequestExchange exchange) {
+        RequestExchange.Phase phase = exchange.phase;
+        if ((phase == RequestExchange.Phase.TREATED || phase == RequestExchange.Phase.RESPONDING) && !exchange.oneway()) {
+            exchange.phase = RequestExchange.Phase.DEFERRED;
+            deferredAnswers++;
+        } else {
+            exchange.phase = RequestExchange.Phase.DONE;
+        }
     }
 
-    /**
-     * The client id this connection's heartbeats named, or, before its first heartbeat, a stand-in naming its
-     * source address ({@code unidentified@ip}), so that the unidentified connections of one address share one
-     * client's buckets (a client cannot escape its limit by opening connections and sending no heartbeat).
-     */
-    public String clientIdForLimits() {
+    @Override
+    public String idForLimits() {
         String id = context.clients().clientIdOf(client);
         return id != null ? id : "unidentified@" + source.ip();
     }
 
-    /** This connection's source address for {@code rate-limits.per-address}. */
+    @Override
     public RateLimits.Source sourceForLimits() {
         return source;
     }
@@ -325,12 +351,21 @@ public final class RelaySession {
      * The SYSTEM_BUSY answer to a request a rate limit refused, held {@code rate-limits.refusal-delay} before it is
      * written, so that a client retrying at once (as RocketMQ producers retry SYSTEM_BUSY) cannot spin: answered
      * once, when due, or at once when the delay is 0, {@value #MAX_HELD_REFUSALS} refusals are held already or the
-     * gateway drains. Only this small answer is held (the request is the caller's to release). On the event loop;
-     * takes ownership of {@code answer}.
+     * gateway drains. Only this small answer is held (the request is the caller's to release); a oneway request is
+     * dropped, logged at debug. On the event loop.
      */
-    public void answerRateLimited(ByteBuf answer) {
+    void answerRateLimited(RequestExchange exchange, String remark) {
         assert client.eventLoop().inEventLoop() : "answerRateLimited off the session's event loop";
-        localAnswers++; // answered by the session: not a deferred answer
+        if (exchange.phase == RequestExchange.Phase.DONE) {
+            return;
+        }
+        exchange.phase = RequestExchange.Phase.DONE;
+        if (exchange.oneway()) {
+            log.debug("client {}: oneway request code {} dropped: {}", clientAddress, exchange.code(), remark);
+            return;
+        }
+        ByteBuf answer = Frames.errorResponse(client.alloc(), exchange.opaque(), exchange.answerEncoding(),
+            RemotingSysResponseCode.SYSTEM_BUSY, remark);
         long delay = context.rateLimits().refusalDelayNanos();
         if (delay <= 0 || heldRefusals.size() >= MAX_HELD_REFUSALS || context.draining() || !client.isActive()) {
             writeComposed(answer);
@@ -385,34 +420,12 @@ public final class RelaySession {
     }
 
     /** The settings this session's frames are treated with (current at the time of the call). */
-    public EdgeSettings edge() {
+    EdgeSettings edge() {
         return context.edge();
     }
 
-    public GatewayMetrics metrics() {
+    GatewayMetrics metrics() {
         return metrics;
-    }
-
-    /**
-     * Writes the answer to a request its handler deferred (returned null without answering), from any thread;
-     * exactly once per such request, since a stop's drain waits for it. Takes ownership of {@code frame}.
-     */
-    public void writeToClient(ByteBuf frame) {
-        if (client.eventLoop().inEventLoop()) {
-            deferredAnswered(frame);
-        } else {
-            client.eventLoop().execute(() -> deferredAnswered(frame));
-        }
-    }
-
-    private void deferredAnswered(ByteBuf frame) {
-        // may run inside the handler's own call, before the session counted the request as deferred: the
-        // count then dips below zero until the session adds it
-        deferredAnswers--;
-        writeComposed(frame);
-        flushClient();
-        answered();
-        closeIfAnswered();
     }
 
     /**
@@ -457,7 +470,7 @@ public final class RelaySession {
         warnSlowReader("closing client {}: {} answers of the gateway's own ({} bytes) wait unread, the bound is {} answers"
                 + " or {} bytes (downstream.max-pending-writes, max-pending-write-bytes)", clientAddress, composedQueued,
             composedQueuedBytes, limits.maxPendingWrites(), limits.maxPendingWriteBytes());
-        metrics.connectionClosed(handlers.role(), CloseReason.WRITE_BACKLOG);
+        metrics.connectionClosed(handlers.role().label(), CloseReason.WRITE_BACKLOG);
         client.close();
     }
 
@@ -492,7 +505,7 @@ public final class RelaySession {
         warnSlowReader("closing client {}: it has taken nothing from its write buffer ({} bytes queued) for {} ms"
                 + " (downstream.unwritable-timeout {})", clientAddress, queuedBytes(),
             TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since), limit);
-        metrics.connectionClosed(handlers.role(), CloseReason.UNWRITABLE);
+        metrics.connectionClosed(handlers.role().label(), CloseReason.UNWRITABLE);
         backlogClosed = true;
         client.close();
     }
@@ -507,10 +520,13 @@ public final class RelaySession {
     void drainStarted() {
         // held rate-limit refusals go out now: the drain waits for nothing the session itself holds back
         writeHeldRefusals();
-        for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
-            refuseDraining(frame);
+        for (RequestExchange waited; (waited = waiting.poll()) != null; ) {
+            waited.releaseHeader();
+            waited.phase = RequestExchange.Phase.DONE;
+            refuseDraining(waited.takeHeld());
         }
-        for (PendingRequests.Pending p : pending.removeIf(p -> p.handler().cutShortWhenDraining())) {
+        for (RequestExchange p : pending.removeIf(p -> p.handler().cutShortWhenDraining())) {
+            p.phase = RequestExchange.Phase.DONE;
             metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_BUSY);
             writeComposed(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
                 RemotingSysResponseCode.SYSTEM_BUSY, DRAINING_REMARK));
@@ -528,30 +544,6 @@ public final class RelaySession {
             return;
         }
         answerBusy(frame, DRAINING_REMARK);
-    }
-
-    /**
-     * A client past its {@code requests-per-second} ({@code rate-limits.per-client}) on a broker port: SYSTEM_BUSY
-     * at once, never upstream, so the client backs off as from a busy broker. Takes ownership when refused.
-     */
-    private boolean refusedByRequestLimit(RemotingFrame frame) {
-        RateLimits limits = context.rateLimits();
-        if (!limits.limitsRequests() || frame.isOneway() || !RateLimits.countsAsRequest(frame.code())
-            || !GatewayMetrics.BROKER.equals(handlers.role())) {
-            return false;
-        }
-        String remark = limits.admitRequest(clientIdForLimits(), source, frame.code());
-        if (remark == null) {
-            return false;
-        }
-        try {
-            metrics.requestAnswered(frame.code(), RemotingSysResponseCode.SYSTEM_BUSY);
-            answerRateLimited(Frames.errorResponse(client.alloc(), frame.opaque(), answerEncoding(frame.encoding()),
-                RemotingSysResponseCode.SYSTEM_BUSY, remark));
-        } finally {
-            frame.release();
-        }
-        return true;
     }
 
     /** Answers a request (not oneway) SYSTEM_BUSY with {@code remark}. Takes ownership. */
@@ -640,16 +632,27 @@ public final class RelaySession {
      */
     private void drainWaiting() {
         try {
-            for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
-                relay(frame);
+            for (RequestExchange waited; (waited = waiting.poll()) != null; ) {
+                RemotingFrame frame = waited.takeHeld();
+                boolean owed = owesAnswer(frame);
+                try {
+                    proceed(waited, frame);
+                } catch (RuntimeException e) {
+                    if (owed) {
+                        answered();
+                    }
+                    throw e;
+                }
             }
         } catch (RuntimeException e) {
             // the frames read after the one that failed are dropped, as they would have been in the pipeline
-            for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
+            for (RequestExchange waited; (waited = waiting.poll()) != null; ) {
+                RemotingFrame frame = waited.takeHeld();
                 if (owesAnswer(frame)) {
                     answered();
                 }
                 frame.release();
+                waited.releaseHeader();
             }
             failed(client, "client", e);
         }
@@ -689,7 +692,7 @@ public final class RelaySession {
      * is. Everything else keeps being stored whole.
      */
     private boolean mayStream(RemotingFrame head) {
-        return streamsOpen() && !head.isOneway() && handlers.request(head.code()).streamsBody(this, head);
+        return streamsOpen() && !head.isOneway() && handlers.streams(head);
     }
 
     /** Whether any request could stream now: a first request, for one, waits for its dial and is stored whole. */
@@ -743,86 +746,111 @@ public final class RelaySession {
             refuseDraining(frame);
             return;
         }
-        if (refusedByRequestLimit(frame)) {
-            return;
-        }
-        int streamed = frame.streamedBodyLength();
-        if (state instanceof SessionState.Connected c) {
-            RequestHandler handler = handlers.request(frame.code());
-            if (frame.isOneway()) {
-                int code = frame.code();
-                clientEncoding = frame.encoding();
-                ByteBuf out = handler.toUpstream(this, frame);
-                if (out != null) {
-                    metrics.oneway(code);
-                    c.channel().write(headWithBody(out, streamed, c.channel()), c.channel().voidPromise());
-                }
-            } else {
-                long start = System.nanoTime();
-                int opaque = frame.opaque();
-                int code = frame.code();
-                SerializeType encoding = frame.encoding();
-                Object requestContext;
-                try {
-                    requestContext = handler.requestContext(frame);
-                } catch (RuntimeException e) {
-                    frame.release();
-                    throw e;
-                }
-                clientEncoding = encoding;
-                int answeredBefore = localAnswers;
-                ByteBuf out = handler.toUpstream(this, frame);
-                if (out == null && localAnswers == answeredBefore) {
-                    deferredAnswers++;
-                }
-                if (out != null) {
-                    ByteBuf asPull = null;
-                    if (code == RequestCode.LITE_PULL_MESSAGE && translatesLitePulls && streamed == 0) {
-                        if (litePull == LITE_PULL_AS_PULL) {
-                            out = asPull(out);
-                            metrics.litePullTranslated();
-                        } else if (litePull == LITE_PULL_UNKNOWN) {
-                            asPull = pullBytes(out);
-                        }
-                    }
-                    long sent = System.nanoTime();
-                    UpstreamSettings settings = context.upstream();
-                    long timeout = handler.longPolling() ? settings.longPollTimeoutNanos() : settings.requestTimeoutNanos();
-                    pending.add(new PendingRequests.Pending(opaque, code, encoding, start, sent, sent + timeout,
-                        handler, requestContext, asPull));
-                    c.channel().write(headWithBody(out, streamed, c.channel()), c.channel().voidPromise());
-                }
-            }
-            upstreamNeedsFlush = true;
-        } else if (streamed > 0) {
-            // a head is offered only while connected: its body cannot wait for a dial
-            answerWithoutUpstream(frame, "no upstream connection for a request streaming through");
-        } else if (state instanceof SessionState.Local || answersAlone(frame)) {
-            // the gateway's own answer: never behind a dial (a fresh connection's fan-out route, say)
-            serveLocally(frame);
-        } else if (state instanceof SessionState.Accepted) {
-            // the first request that needs the upstream: it waits for the dial, like the ones read with it
-            waiting.add(frame);
-            dial(role.upstreamTargets(), 0);
-        } else if (state instanceof SessionState.Unavailable u) {
-            if (System.nanoTime() - u.sinceNanos() >= REDIAL_INTERVAL_NANOS) {
-                // the upstream may be back: this request waits for a fresh dial, like the first one did
-                waiting.add(frame);
-                connectFailures.setLength(0);
-                dial(role.upstreamTargets(), 0);
-            } else {
-                answerWithoutUpstream(frame, u.reason());
-            }
-        } else if (state instanceof SessionState.Connecting) {
-            waiting.add(frame);
+        RequestExchange exchange = new RequestExchange(this, frame, System.nanoTime());
+        exchange.handler(handlers.request(frame.code()));
+        clientEncoding = frame.encoding();
+        RemotingFrame admitted = filtered(exchange, frame);
+        if (admitted != null) {
+            proceed(exchange, admitted);
         } else {
-            frame.release();
+            exchange.releaseHeader();
+            deferUnlessAnswered(exchange);
         }
     }
 
-    /** Whether {@code frame}'s handler answers it alone, needing no upstream ({@code frame} stays the caller's). */
-    private boolean answersAlone(RemotingFrame frame) {
-        return !(state instanceof SessionState.Closed) && handlers.request(frame.code()).answersAlone(frame);
+    /**
+     * The request after the role's filters for its code, in order, once per request (before any dial): null when
+     * one answered, dropped or took it.
+     */
+    private RemotingFrame filtered(RequestExchange exchange, RemotingFrame frame) {
+        RemotingFrame request = frame;
+        for (RequestFilter filter : handlers.filters(frame.code())) {
+            try {
+                request = filter.filter(exchange, request);
+            } catch (RuntimeException e) {
+                exchange.releaseHeader();
+                throw e;
+            }
+            if (request == null) {
+                return null;
+            }
+        }
+        return request;
+    }
+
+    /** A request its filters admitted: to the upstream through its handler, served here, or waiting for a dial. */
+    private void proceed(RequestExchange exchange, RemotingFrame frame) {
+        int streamed = frame.streamedBodyLength();
+        boolean waits = false;
+        try {
+            if (state instanceof SessionState.Connected c) {
+                forward(c.channel(), exchange, frame, streamed);
+            } else if (streamed > 0) {
+                // a head is offered only while connected: its body cannot wait for a dial
+                answerWithoutUpstream(exchange, frame, "no upstream connection for a request streaming through");
+            } else if (state instanceof SessionState.Local) {
+                serveLocally(exchange, frame);
+            } else if (state instanceof SessionState.Accepted) {
+                // the first request that needs the upstream: it waits for the dial, like the ones read with it
+                waits = waitForDial(exchange, frame);
+                dial(role.upstreamTargets(), 0);
+            } else if (state instanceof SessionState.Unavailable u) {
+                if (System.nanoTime() - u.sinceNanos() >= REDIAL_INTERVAL_NANOS) {
+                    // the upstream may be back: this request waits for a fresh dial, like the first one did
+                    waits = waitForDial(exchange, frame);
+                    connectFailures.setLength(0);
+                    dial(role.upstreamTargets(), 0);
+                } else {
+                    answerWithoutUpstream(exchange, frame, u.reason());
+                }
+            } else if (state instanceof SessionState.Connecting) {
+                waits = waitForDial(exchange, frame);
+            } else {
+                exchange.phase = RequestExchange.Phase.DONE;
+                frame.release();
+            }
+        } finally {
+            if (!waits) {
+                exchange.releaseHeader();
+            }
+        }
+    }
+
+    private boolean waitForDial(RequestExchange exchange, RemotingFrame frame) {
+        exchange.hold(frame);
+        waiting.add(exchange);
+        return true;
+    }
+
+    /** The request's handler gives the bytes for {@code upstream} (or answers it): sent, and pending if answered. */
+    private void forward(Channel upstream, RequestExchange exchange, RemotingFrame frame, int streamed) {
+        RequestHandler handler = exchange.handler();
+        int code = exchange.code();
+        ByteBuf out = handler.toUpstream(exchange, frame);
+        if (out == null) {
+            deferUnlessAnswered(exchange);
+        } else if (exchange.oneway()) {
+            exchange.phase = RequestExchange.Phase.DONE;
+            metrics.oneway(code);
+            upstream.write(headWithBody(out, streamed, upstream), upstream.voidPromise());
+        } else {
+            ByteBuf asPull = null;
+            if (code == RequestCode.LITE_PULL_MESSAGE && translatesLitePulls && streamed == 0) {
+                if (litePull == LITE_PULL_AS_PULL) {
+                    out = asPull(out);
+                    metrics.litePullTranslated();
+                } else if (litePull == LITE_PULL_UNKNOWN) {
+                    asPull = pullBytes(out);
+                }
+            }
+            long sent = System.nanoTime();
+            UpstreamSettings settings = context.upstream();
+            long timeout = handler.longPolling() ? settings.longPollTimeoutNanos() : settings.requestTimeoutNanos();
+            exchange.forwarded(sent, sent + timeout, asPull);
+            pending.add(exchange);
+            upstream.write(headWithBody(out, streamed, upstream), upstream.voidPromise());
+        }
+        upstreamNeedsFlush = true;
     }
 
     /** {@code request} (the bytes for the upstream) as PULL_MESSAGE, same header and fields. Takes ownership. */
@@ -848,43 +876,33 @@ public final class RelaySession {
     }
 
     /**
-     * A role without upstream, or a request its handler {@linkplain RequestHandler#answersAlone answers alone}: the
-     * handler answers (now or later through {@link #writeToClient}).
+     * A role without upstream: the handler answers (now or later through {@link Exchange#answer}).
      */
-    private void serveLocally(RemotingFrame frame) {
+    private void serveLocally(RequestExchange exchange, RemotingFrame frame) {
         int code = frame.code();
-        int opaque = frame.opaque();
-        SerializeType encoding = frame.encoding();
-        boolean oneway = frame.isOneway();
-        clientEncoding = encoding;
-        int answeredBefore = localAnswers;
-        ByteBuf out = handlers.request(code).toUpstream(this, frame);
-        if (out == null && !oneway && localAnswers == answeredBefore) {
-            deferredAnswers++;
-        }
+        ByteBuf out = exchange.handler().toUpstream(exchange, frame);
         if (out != null) {
             // a handler that answers alone forwarded: there is nowhere to forward to
             out.release();
             log.error("client {}: handler of request code {} forwarded on {} a request it answers alone",
-                clientAddress, code, handlers.role());
-            if (!oneway) {
-                answerLocally(Frames.errorResponse(client.alloc(), opaque, answerEncoding(encoding),
-                    RemotingSysResponseCode.SYSTEM_ERROR, handlers.role() + " cannot serve request code " + code));
-            }
+                clientAddress, code, handlers.role().label());
+            exchange.answerError(RemotingSysResponseCode.SYSTEM_ERROR, handlers.role().label() + " cannot serve request code " + code);
         }
+        deferUnlessAnswered(exchange);
     }
 
-    private void answerWithoutUpstream(RemotingFrame frame, String reason) {
+    private void answerWithoutUpstream(RequestExchange exchange, RemotingFrame frame, String reason) {
         try {
             if (frame.isOneway()) {
                 // a oneway request has no answer to carry the failure: say so by closing the connection
                 log.warn("client {}: oneway request code {} dropped: {}", clientAddress, frame.code(), reason);
-                context.metrics().connectionClosed(handlers.role(), CloseReason.ONEWAY_WITHOUT_UPSTREAM);
+                context.metrics().connectionClosed(handlers.role().label(), CloseReason.ONEWAY_WITHOUT_UPSTREAM);
                 closeAfterBurst = true;
                 return;
             }
             long start = System.nanoTime();
-            ByteBuf answer = handlers.request(frame.code()).answerWithoutUpstream(this, frame, reason);
+            exchange.phase = RequestExchange.Phase.DONE;
+            ByteBuf answer = exchange.handler().answerWithoutUpstream(exchange, frame, reason);
             if (answer != null) {
                 metrics.requestCompleted(frame.code(), RemotingSysResponseCode.SUCCESS, System.nanoTime() - start, -1);
             } else {
@@ -933,14 +951,15 @@ public final class RelaySession {
         ByteBuf out;
         boolean response = frame.isResponse();
         if (response) {
-            PendingRequests.Pending p = pending.remove(frame.opaque());
+            RequestExchange p = pending.remove(frame.opaque());
             if (p == null) {
                 // answered already (timed out) or never asked: nobody waits for it
                 log.debug("client {}: dropping late or unknown response opaque {}", clientAddress, frame.opaque());
                 frame.release();
                 return;
             }
-            if (p.asPull() != null && resentAsPull(p, frame)) {
+            ByteBuf asPullBytes = p.takeAsPull();
+            if (asPullBytes != null && resentAsPull(p, asPullBytes, frame)) {
                 return;
             }
             if (litePull == LITE_PULL_UNKNOWN) {
@@ -949,12 +968,15 @@ public final class RelaySession {
             long received = System.nanoTime();
             int result = frame.code();
             role.upstreamAnswered();
-            out = p.handler().onResponse(this, p.code(), p.context(), frame, p.encoding());
+            p.phase = RequestExchange.Phase.RESPONDING;
+            out = p.handler().onResponse(p, frame);
             if (out == null) {
-                deferredAnswers++;
+                deferUnlessAnswered(p);
+            } else {
+                p.phase = RequestExchange.Phase.DONE;
             }
             metrics.requestCompleted(p.code(), result,
-                (p.sentNanos() - p.startNanos()) + (System.nanoTime() - received), received - p.sentNanos());
+                (p.sentNanos - p.startNanos()) + (System.nanoTime() - received), received - p.sentNanos);
         } else {
             out = handlers.upstreamRequest(frame.code()).toClient(this, frame);
         }
@@ -972,8 +994,7 @@ public final class RelaySession {
      * REQUEST_CODE_NOT_SUPPORTED (a broker before 5.0.0), it goes again as PULL_MESSAGE, once, and that answer is
      * the client's; any other answer is the client's as it is. True when resent (the answer released).
      */
-    private boolean resentAsPull(PendingRequests.Pending p, RemotingFrame answer) {
-        ByteBuf asPull = p.asPull();
+    private boolean resentAsPull(RequestExchange p, ByteBuf asPull, RemotingFrame answer) {
         if (answer.code() != RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED
             || !(state instanceof SessionState.Connected c)) {
             asPull.release();
@@ -983,8 +1004,8 @@ public final class RelaySession {
         litePull = LITE_PULL_AS_PULL;
         metrics.litePullTranslated();
         long sent = System.nanoTime();
-        pending.add(new PendingRequests.Pending(p.opaque(), p.code(), p.encoding(), p.startNanos(), sent,
-            sent + (p.deadlineNanos() - p.sentNanos()), p.handler(), p.context()));
+        p.forwarded(sent, sent + (p.deadlineNanos - p.sentNanos), null);
+        pending.add(p);
         c.channel().writeAndFlush(asPull, c.channel().voidPromise());
         return true;
     }
@@ -1008,13 +1029,14 @@ public final class RelaySession {
         // requests still arriving before the close below get this error, not a fresh dial
         state = state.lost(reason, System.nanoTime());
         // counted before any answer goes out: whoever reads the answers may look at the metric next
-        context.metrics().connectionClosed(handlers.role(), CloseReason.UPSTREAM_CLOSED);
+        context.metrics().connectionClosed(handlers.role().label(), CloseReason.UPSTREAM_CLOSED);
         reads.upstream(null);
-        List<PendingRequests.Pending> orphans = pending.drain();
+        List<RequestExchange> orphans = pending.drain();
         try {
             if (!orphans.isEmpty()) {
                 context.metrics().upstreamFailure(UpstreamFailure.CONNECTION_LOST);
-                for (PendingRequests.Pending p : orphans) {
+                for (RequestExchange p : orphans) {
+                    p.phase = RequestExchange.Phase.DONE;
                     answered();
                     metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_ERROR);
                     writeComposed(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
@@ -1048,12 +1070,13 @@ public final class RelaySession {
         if (pending.size() == 0) {
             return;
         }
-        List<PendingRequests.Pending> expired = pending.expire(System.nanoTime());
+        List<RequestExchange> expired = pending.expire(System.nanoTime());
         if (expired.isEmpty()) {
             return;
         }
         String target = state instanceof SessionState.Connected c ? c.target() : "upstream";
-        for (PendingRequests.Pending p : expired) {
+        for (RequestExchange p : expired) {
+            p.phase = RequestExchange.Phase.DONE;
             answered();
             context.metrics().upstreamFailure(UpstreamFailure.TIMEOUT);
             metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_BUSY);
@@ -1088,7 +1111,7 @@ public final class RelaySession {
         }
         logClose("client", client, "a frame began to arrive " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since)
             + " ms ago and is still incomplete (downstream.frame-timeout " + limit + ")", false);
-        metrics.connectionClosed(handlers.role(), CloseReason.FRAME_TIMEOUT);
+        metrics.connectionClosed(handlers.role().label(), CloseReason.FRAME_TIMEOUT);
         client.close();
     }
 
@@ -1115,7 +1138,7 @@ public final class RelaySession {
             return;
         }
         log.info("closing client {}: no traffic for {}", clientAddress, context.downstream().idleTimeout());
-        metrics.connectionClosed(handlers.role(), CloseReason.IDLE);
+        metrics.connectionClosed(handlers.role().label(), CloseReason.IDLE);
         client.close();
     }
 
@@ -1127,8 +1150,9 @@ public final class RelaySession {
         pending.drain();
         deferredAnswers = 0;
         releaseHeldRefusals();
-        for (RemotingFrame frame; (frame = waiting.poll()) != null; ) {
-            frame.release();
+        for (RequestExchange waited; (waited = waiting.poll()) != null; ) {
+            waited.takeHeld().release();
+            waited.releaseHeader();
         }
         context.unregister(this);
     }
@@ -1139,21 +1163,21 @@ public final class RelaySession {
             boolean answersOwed = channel == client && owedAnswers > 0;
             logClose(side, channel, m.getMessage(), answersOwed);
             context.metrics().decodeError(m.reason());
-            context.metrics().connectionClosed(handlers.role(), CloseReason.MALFORMED_FRAME);
+            context.metrics().connectionClosed(handlers.role().label(), CloseReason.MALFORMED_FRAME);
             if (channel == client) {
                 endInput();
                 return;
             }
         } else if (cause instanceof FrameBudgetExceededException b && channel == client) {
             logClose(side, channel, "downstream.incomplete-frame-budget: " + b.getMessage(), owedAnswers > 0);
-            context.metrics().connectionClosed(handlers.role(), CloseReason.INCOMPLETE_FRAME_BUDGET);
+            context.metrics().connectionClosed(handlers.role().label(), CloseReason.INCOMPLETE_FRAME_BUDGET);
             endInput();
             return;
         } else if (AllocationFailures.isAllocationFailure(cause)) {
             // Netty closes a channel whose read found no memory; any other allocation closes it here. The others go on.
             context.allocationFailures().record();
             logClose(side, channel, "no memory for it: " + cause, false);
-            context.metrics().connectionClosed(handlers.role(), CloseReason.ALLOCATION_FAILED);
+            context.metrics().connectionClosed(handlers.role().label(), CloseReason.ALLOCATION_FAILED);
         } else if (tlsRefusal != null) {
             upstreamEnded = tlsRefusal;
             log.warn("client {}: upstream {}: {}", clientAddress, Addresses.of(channel.remoteAddress()), upstreamEnded);
@@ -1161,7 +1185,7 @@ public final class RelaySession {
             log.debug("{} connection {}: {}", side, Addresses.of(channel.remoteAddress()), cause.toString());
         } else {
             log.warn("closing {} connection {}", side, Addresses.of(channel.remoteAddress()), cause);
-            context.metrics().connectionClosed(handlers.role(), CloseReason.INTERNAL_ERROR);
+            context.metrics().connectionClosed(handlers.role().label(), CloseReason.INTERNAL_ERROR);
         }
         channel.close();
     }
@@ -1206,7 +1230,8 @@ public final class RelaySession {
         if (!inputEnded() || closeIssued || System.nanoTime() - inputEndedNanos < context.upstream().requestTimeoutNanos()) {
             return;
         }
-        for (PendingRequests.Pending p : pending.drain()) {
+        for (RequestExchange p : pending.drain()) {
+            p.phase = RequestExchange.Phase.DONE;
             metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_ERROR);
             client.write(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
                 RemotingSysResponseCode.SYSTEM_ERROR, "request code " + p.code()

@@ -1,10 +1,8 @@
 package io.rmqgw.gateway.relay;
 
 import io.netty.buffer.ByteBuf;
-import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.RemotingFrame;
 import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
-import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
  * How the gateway treats the requests of one or more codes, registered in a {@link HandlerTable}.
@@ -18,7 +16,7 @@ public interface RequestHandler {
     /** Forwards every request and answer unchanged. */
     RequestHandler PASS_THROUGH = new RequestHandler() {
         @Override
-        public boolean streamsBody(RelaySession session, RemotingFrame head) {
+        public boolean streamsBody(RemotingFrame head) {
             return true;
         }
 
@@ -34,17 +32,11 @@ public interface RequestHandler {
      */
     RequestHandler NOT_SERVED = new RequestHandler() {
         @Override
-        public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
-            try {
-                if (!request.isOneway()) {
-                    session.answerLocally(Frames.errorResponse(session.client().alloc(), request.opaque(),
-                        session.answerEncoding(request.encoding()), RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED,
-                        "request code " + request.code() + " is not supported by the gateway"));
-                }
-                return null;
-            } finally {
-                request.release();
-            }
+        public ByteBuf toUpstream(Exchange exchange, RemotingFrame request) {
+            request.release();
+            exchange.answerError(RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED,
+                "request code " + exchange.code() + " is not supported by the gateway");
+            return null;
         }
 
         @Override
@@ -54,12 +46,12 @@ public interface RequestHandler {
     };
 
     /**
-     * The bytes to send upstream, in the upstream header encoding; takes ownership of
-     * {@code request}. Returns null when the handler answered the client itself
-     * ({@link RelaySession#answerLocally}) instead of forwarding.
+     * The bytes to send upstream, in the upstream header encoding; takes ownership of {@code request}. Returns
+     * null when the handler answers the client itself ({@link Exchange#answer}, now or later) instead of
+     * forwarding; what it needs for the response it {@linkplain Exchange#keep keeps} with the exchange.
      */
-    default ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
-        return session.reencodeForUpstream(request, null);
+    default ByteBuf toUpstream(Exchange exchange, RemotingFrame request) {
+        return exchange.forUpstream(request, null);
     }
 
     /**
@@ -68,27 +60,16 @@ public interface RequestHandler {
      * it arrives. Only for a handler that never reads the body and forwards it to the session's upstream or
      * refuses it; decided once, from the head ({@code head} not owned). Default: stored whole.
      */
-    default boolean streamsBody(RelaySession session, RemotingFrame head) {
+    default boolean streamsBody(RemotingFrame head) {
         return false;
     }
 
     /**
-     * Anything to keep with the pending request for {@link #onResponse} (read before
-     * {@link #toUpstream} takes the frame); null for most handlers.
+     * Treats the upstream's answer before it reaches the client; takes ownership of {@code response}. Returns
+     * the bytes to write now, or null when the handler answers later through {@link Exchange#answer}.
      */
-    default Object requestContext(RemotingFrame request) {
-        return null;
-    }
-
-    /**
-     * Treats the upstream's answer before it reaches the client; takes ownership of
-     * {@code response}. {@code requestEncoding} is how the client sent the request. Returns the
-     * bytes to write now, or null when the handler answers later through
-     * {@link RelaySession#writeToClient}.
-     */
-    default ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response,
-                               SerializeType requestEncoding) {
-        return session.reencodeForClient(response, null, requestEncoding);
+    default ByteBuf onResponse(Exchange exchange, RemotingFrame response) {
+        return exchange.forClient(response, null);
     }
 
     /** Whether the upstream may hold the request (long polling): it then gets the long-poll timeout. */
@@ -107,19 +88,10 @@ public interface RequestHandler {
     }
 
     /**
-     * Whether this handler answers {@code request} itself, needing no upstream (the fan-out topic's route): such
-     * a request is treated at once whatever the upstream's state, never held behind a dial ({@link #toUpstream}
-     * then answers or defers it, and forwards nothing). {@code request} stays the caller's. Default: no.
-     */
-    default boolean answersAlone(RemotingFrame request) {
-        return false;
-    }
-
-    /**
      * Answers a request while no upstream is reachable ({@code request} stays the caller's). Returns
      * the answer, or null to let the session answer with SYSTEM_ERROR naming {@code reason}.
      */
-    default ByteBuf answerWithoutUpstream(RelaySession session, RemotingFrame request, String reason) {
+    default ByteBuf answerWithoutUpstream(Exchange exchange, RemotingFrame request, String reason) {
         return null;
     }
 }

@@ -12,9 +12,8 @@ import io.rmqgw.codec.frame.RemotingFrame;
 public interface UpstreamRequestHandler {
 
     /** Relays the request in the encoding the client uses. */
-    UpstreamRequestHandler PASS_THROUGH = (session, request) ->
-        session.reencodeForClient(request, null, session.clientEncoding());
+    UpstreamRequestHandler PASS_THROUGH = (client, request) -> client.forClient(request, null);
 
     /** The bytes to write to the client; takes ownership of {@code request}. */
-    ByteBuf toClient(RelaySession session, RemotingFrame request);
+    ByteBuf toClient(ClientConnection client, RemotingFrame request);
 }

@@ -19,7 +19,7 @@ import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.frame.RemotingHeader;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.codec.message.StoredRecords;
-import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.Exchange;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.ClusterView;
 import java.io.IOException;
@@ -66,24 +66,24 @@ final class Bypass {
 
     /** A pull on a virtual queue with no real queue behind it, held as a broker holds a long poll. */
     private static final class HeldEmpty {
-        final RelaySession session;
+        final Exchange exchange;
         final VirtualBrokerHandler.Request request;
         ScheduledFuture<?> timer;
 
-        HeldEmpty(RelaySession session, VirtualBrokerHandler.Request request) {
-            this.session = session;
+        HeldEmpty(Exchange exchange, VirtualBrokerHandler.Request request) {
+            this.exchange = exchange;
             this.request = request;
         }
     }
 
     /** A pull sent on to a broker; answered once, by the broker's answer or by a stop's drain. */
     private static final class PullInFlight {
-        final RelaySession session;
+        final Exchange exchange;
         final VirtualBrokerHandler.Request request;
         private final AtomicBoolean answered = new AtomicBoolean();
 
-        PullInFlight(RelaySession session, VirtualBrokerHandler.Request request) {
-            this.session = session;
+        PullInFlight(Exchange exchange, VirtualBrokerHandler.Request request) {
+            this.exchange = exchange;
             this.request = request;
         }
 
@@ -143,31 +143,31 @@ final class Bypass {
      * PULL_MESSAGE (and LITE_PULL_MESSAGE, sent on as PULL_MESSAGE): the broker's answer with the records re-addressed
      * to the virtual queue, or an empty queue.
      */
-    void pull(RelaySession session, VirtualBrokerHandler.Request r) {
+    void pull(Exchange exchange, VirtualBrokerHandler.Request r) {
         counted(r);
         String topic = r.field("topic");
         int virtualQueue = r.intField("queueId", -1);
-        withRoute(session, r, topic, map -> {
+        withRoute(exchange, r, topic, map -> {
             RealQueue real = map.real(virtualQueue);
             if (real == null) {
-                holdEmpty(session, r);
+                holdEmpty(exchange, r);
                 return;
             }
             long suspend = Math.max(0, r.longField("suspendTimeoutMillis", 0));
             long timeout = TimeUnit.MILLISECONDS.toNanos(suspend) + queues.context().upstream().requestTimeoutNanos();
-            PullInFlight p = new PullInFlight(session, r);
+            PullInFlight p = new PullInFlight(exchange, r);
             pulls.add(p);
-            sendQuietly(session, r, real.brokerName(), withQueue(r, real), null, timeout, answer -> {
+            sendQuietly(exchange, r, real.brokerName(), withQueue(r, real), null, timeout, answer -> {
                 pulls.remove(p);
                 if (p.claim()) {
-                    answerPull(session, r, answer, virtualQueue);
+                    answerPull(exchange, r, answer, virtualQueue);
                 } else {
                     answer.release(); // answered when the gateway began to stop: the client pulls this offset again
                 }
             }, failure -> {
                 pulls.remove(p);
                 if (p.claim()) {
-                    error(session, r, RemotingSysResponseCode.SYSTEM_ERROR, failure);
+                    error(exchange, r, RemotingSysResponseCode.SYSTEM_ERROR, failure);
                 }
             });
         });
@@ -182,16 +182,16 @@ final class Bypass {
      * QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET, GET_MAX_OFFSET, GET_MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP,
      * GET_EARLIEST_MSG_STORETIME: on to the real queue's broker, answered as it answers.
      */
-    void offsets(RelaySession session, VirtualBrokerHandler.Request r) {
+    void offsets(Exchange exchange, VirtualBrokerHandler.Request r) {
         counted(r);
         int virtualQueue = r.intField("queueId", -1);
-        withRoute(session, r, r.field("topic"), map -> {
+        withRoute(exchange, r, r.field("topic"), map -> {
             RealQueue real = map.real(virtualQueue);
             if (real == null) {
-                answerEmptyOffsets(session, r, virtualQueue, map.size());
+                answerEmptyOffsets(exchange, r, virtualQueue, map.size());
             } else {
-                send(session, r, real.brokerName(), withQueue(r, real), null,
-                    queues.context().upstream().requestTimeoutNanos(), relayed(session, r));
+                send(exchange, r, real.brokerName(), withQueue(r, real), null,
+                    queues.context().upstream().requestTimeoutNanos(), relayed(exchange, r));
             }
         });
     }
@@ -201,21 +201,21 @@ final class Bypass {
      * themselves), from the first broker of a virtual-queue topic the connection consumes in bypass (any such
      * topic when it registered none).
      */
-    void members(RelaySession session, VirtualBrokerHandler.Request r) {
+    void members(Exchange exchange, VirtualBrokerHandler.Request r) {
         counted(r);
-        Set<String> mine = session.client().attr(TOPICS).get();
+        Set<String> mine = exchange.client().channel().attr(TOPICS).get();
         String topic = mine == null || mine.isEmpty() ? null : new TreeSet<>(mine).first();
         if (topic == null) {
             topic = queues.settings().isEmpty() ? null : queues.settings().get(0).topic();
         }
-        withRoute(session, r, topic, map -> {
+        withRoute(exchange, r, topic, map -> {
             if (map.size() == 0) {
-                error(session, r, RemotingSysResponseCode.SYSTEM_ERROR, "no readable queue on a virtual-queue topic: "
+                error(exchange, r, RemotingSysResponseCode.SYSTEM_ERROR, "no readable queue on a virtual-queue topic: "
                     + "no broker to ask for the members of " + r.field("consumerGroup"));
                 return;
             }
-            send(session, r, map.real(0).brokerName(), r.ext(), null, queues.context().upstream().requestTimeoutNanos(),
-                relayed(session, r));
+            send(exchange, r, map.real(0).brokerName(), r.ext(), null, queues.context().upstream().requestTimeoutNanos(),
+                relayed(exchange, r));
         });
     }
 
@@ -227,13 +227,13 @@ final class Bypass {
      * send-back is refused: the client then sends the message to the group's retry topic itself, as RocketMQ clients
      * do when a send-back fails (nothing is lost; the delay level is the client's own choice).
      */
-    void sendBack(RelaySession session, VirtualBrokerHandler.Request r) {
+    void sendBack(Exchange exchange, VirtualBrokerHandler.Request r) {
         counted(r);
         String topic = r.field("originTopic");
-        withRoute(session, r, topic, map -> {
+        withRoute(exchange, r, topic, map -> {
             List<String> brokers = new ArrayList<>(map.brokerNames());
             if (brokers.size() == 1) {
-                sendBackTo(session, r, brokers.get(0));
+                sendBackTo(exchange, r, brokers.get(0));
                 return;
             }
             long offset = r.longField("offset", -1);
@@ -243,7 +243,7 @@ final class Bypass {
                 Map<String, String> ext = new LinkedHashMap<>();
                 ext.put("topic", topic);
                 ext.put("offset", Long.toString(offset));
-                ask(session, broker, RequestCode.VIEW_MESSAGE_BY_ID, ext, answer -> {
+                ask(exchange, broker, RequestCode.VIEW_MESSAGE_BY_ID, ext, answer -> {
                     try {
                         if (answer != null && answer.code() == ResponseCode.SUCCESS
                             && isTheMessage(answer.bodySlice(), topic, offset, r.field("originMsgId"))) {
@@ -256,9 +256,9 @@ final class Bypass {
                     }
                     if (--waiting[0] == 0) {
                         if (storing.size() == 1) {
-                            sendBackTo(session, r, storing.get(0));
+                            sendBackTo(exchange, r, storing.get(0));
                         } else {
-                            error(session, r, RemotingSysResponseCode.SYSTEM_ERROR, "send-back through the virtual "
+                            error(exchange, r, RemotingSysResponseCode.SYSTEM_ERROR, "send-back through the virtual "
                                 + "broker: " + storing.size() + " of topic " + topic + "'s " + brokers.size()
                                 + " brokers store a message at commit-log offset " + offset + " that is this one; send "
                                 + "the message to the retry topic instead");
@@ -280,12 +280,12 @@ final class Bypass {
         return id == null || originMsgId == null || id.equals(originMsgId);
     }
 
-    private void sendBackTo(RelaySession session, VirtualBrokerHandler.Request r, String broker) {
+    private void sendBackTo(Exchange exchange, VirtualBrokerHandler.Request r, String broker) {
         Map<String, String> ext = r.ext() == null ? new LinkedHashMap<>() : new LinkedHashMap<>(r.ext());
         if (ext.containsKey("bname")) {
             ext.put("bname", broker);
         }
-        send(session, r, broker, ext, null, queues.context().upstream().requestTimeoutNanos(), relayed(session, r));
+        send(exchange, r, broker, ext, null, queues.context().upstream().requestTimeoutNanos(), relayed(exchange, r));
     }
 
     /**
@@ -293,18 +293,18 @@ final class Bypass {
      * request per broker with the client's own fields (its client id holds the lock), and the queues the brokers
      * locked mapped back. A virtual queue with no real queue behind it counts as locked: it never holds a message.
      */
-    void locks(RelaySession session, VirtualBrokerHandler.Request r, ObjectNode body) {
+    void locks(Exchange exchange, VirtualBrokerHandler.Request r, ObjectNode body) {
         counted(r);
-        lockWithRoutes(session, r, body);
+        lockWithRoutes(exchange, r, body);
     }
 
     /** {@link #locks} once the gateway knows the route of every topic named (asking the name servers first). */
-    private void lockWithRoutes(RelaySession session, VirtualBrokerHandler.Request r, ObjectNode body) {
+    private void lockWithRoutes(Exchange exchange, VirtualBrokerHandler.Request r, ObjectNode body) {
         ClusterView cluster = queues.context().cluster();
         for (JsonNode mq : body.path("mqSet")) {
             String topic = mq.path("topic").asText(null);
             if (topic != null && !cluster.knowsTopic(topic)) {
-                withRoute(session, r, topic, known -> lockWithRoutes(session, r, body));
+                withRoute(exchange, r, topic, known -> lockWithRoutes(exchange, r, body));
                 return;
             }
         }
@@ -333,7 +333,7 @@ final class Bypass {
         int[] waiting = {perBroker.size()};
         Runnable done = () -> {
             if (--waiting[0] == 0) {
-                answerLocks(session, r, locked);
+                answerLocks(exchange, r, locked);
             }
         };
         if (perBroker.isEmpty()) {
@@ -350,7 +350,7 @@ final class Bypass {
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
-            sendQuietly(session, r, broker, r.ext(), Unpooled.wrappedBuffer(bytes), answer -> {
+            sendQuietly(exchange, r, broker, r.ext(), Unpooled.wrappedBuffer(bytes), answer -> {
                 try {
                     if (answer != null && answer.code() == ResponseCode.SUCCESS && answer.bodyLength() > 0) {
                         JsonNode ok = VirtualBrokerHandler.readJson(answer.bodySlice());
@@ -388,7 +388,7 @@ final class Bypass {
     void drain() {
         for (PullInFlight p : pulls) {
             if (p.claim()) {
-                error(p.session, p.request, ResponseCode.SYSTEM_BUSY, "the gateway is stopping: pull again");
+                error(p.exchange, p.request, ResponseCode.SYSTEM_BUSY, "the gateway is stopping: pull again");
             }
         }
         for (HeldEmpty h : held) {
@@ -396,21 +396,21 @@ final class Bypass {
                 if (h.timer != null) {
                     h.timer.cancel(false);
                 }
-                answerNoMessage(h.session, h.request);
+                answerNoMessage(h.exchange, h.request);
             }
         }
     }
 
     // ---------------------------------------------------------------- answers
 
-    private void answerPull(RelaySession session, VirtualBrokerHandler.Request r, RemotingFrame answer,
+    private void answerPull(Exchange exchange, VirtualBrokerHandler.Request r, RemotingFrame answer,
                             int virtualQueue) {
         try {
             ByteBuf records = null;
             if (answer.code() == ResponseCode.SUCCESS && answer.bodyLength() > 0) {
-                records = readdressed(session, answer, virtualQueue);
+                records = readdressed(exchange, answer, virtualQueue);
             }
-            relay(session, r, answer, records);
+            relay(exchange, r, answer, records);
         } finally {
             answer.release();
         }
@@ -420,10 +420,10 @@ final class Bypass {
      * The answer's records with QUEUEID set to the virtual queue (offsets and everything else as the broker wrote
      * them) and store hosts pointing at the gateway, as every pull through the gateway gets them.
      */
-    private ByteBuf readdressed(RelaySession session, RemotingFrame answer, int virtualQueue) {
+    private ByteBuf readdressed(Exchange exchange, RemotingFrame answer, int virtualQueue) {
         ByteBuf records = answer.retainedBody();
         if (records.isReadOnly()) {
-            ByteBuf copy = session.client().alloc().buffer(records.readableBytes());
+            ByteBuf copy = exchange.alloc().buffer(records.readableBytes());
             copy.writeBytes(records);
             records.release();
             records = copy;
@@ -445,10 +445,10 @@ final class Bypass {
     }
 
     /** Relays a broker's answer to the client as it is ({@link #relay}), then releases it. */
-    private static Consumer<RemotingFrame> relayed(RelaySession session, VirtualBrokerHandler.Request r) {
+    private static Consumer<RemotingFrame> relayed(Exchange exchange, VirtualBrokerHandler.Request r) {
         return answer -> {
             try {
-                relay(session, r, answer, null);
+                relay(exchange, r, answer, null);
             } finally {
                 answer.release();
             }
@@ -460,7 +460,7 @@ final class Bypass {
      * (owned; null for the answer's own, retained here: {@code answer} stays the caller's). A broker's suggestion
      * to pull from a slave is dropped: the virtual broker has none.
      */
-    private static void relay(RelaySession session, VirtualBrokerHandler.Request r, RemotingFrame answer, ByteBuf body) {
+    private static void relay(Exchange exchange, VirtualBrokerHandler.Request r, RemotingFrame answer, ByteBuf body) {
         if (r.oneway()) {
             if (body != null) {
                 body.release();
@@ -473,53 +473,53 @@ final class Bypass {
             ext.put("suggestWhichBrokerId", "0");
         }
         ByteBuf out = body != null ? body : answer.bodyLength() > 0 ? answer.retainedBody() : null;
-        session.writeToClient(Frames.encode(session.client().alloc(),
+        exchange.answer(Frames.encode(exchange.alloc(),
             RemotingHeader.response(r.opaque(), answer.code(), brokers.remark()).withExtFields(ext), r.encoding(), out));
     }
 
-    private void holdEmpty(RelaySession session, VirtualBrokerHandler.Request r) {
+    private void holdEmpty(Exchange exchange, VirtualBrokerHandler.Request r) {
         boolean suspend = (r.intField("sysFlag", 0) & FLAG_SUSPEND) != 0;
         long hold = suspend ? Math.min(Math.max(0, r.longField("suspendTimeoutMillis", 0)), MAX_EMPTY_HOLD_MILLIS) : 0;
         if (hold == 0) {
-            answerNoMessage(session, r);
+            answerNoMessage(exchange, r);
             return;
         }
         // answering at once would have the client pull again at once, a busy loop per empty queue
-        HeldEmpty h = new HeldEmpty(session, r);
+        HeldEmpty h = new HeldEmpty(exchange, r);
         held.add(h);
-        h.timer = session.client().eventLoop().schedule(() -> {
+        h.timer = exchange.loop().schedule(() -> {
             if (held.remove(h)) {
-                answerNoMessage(session, r);
+                answerNoMessage(exchange, r);
             }
         }, hold, TimeUnit.MILLISECONDS);
     }
 
-    private static void answerNoMessage(RelaySession session, VirtualBrokerHandler.Request r) {
+    private static void answerNoMessage(Exchange exchange, VirtualBrokerHandler.Request r) {
         String offset = Long.toString(Math.max(0, r.longField("queueOffset", 0)));
         Map<String, String> ext = new HashMap<>();
         ext.put("suggestWhichBrokerId", "0");
         ext.put("nextBeginOffset", offset);
         ext.put("minOffset", "0");
         ext.put("maxOffset", "0");
-        session.writeToClient(Frames.encode(session.client().alloc(), RemotingHeader.response(r.opaque(),
+        exchange.answer(Frames.encode(exchange.alloc(), RemotingHeader.response(r.opaque(),
             ResponseCode.PULL_NOT_FOUND, "no real queue behind this virtual queue: nothing to pull")
             .withExtFields(ext), r.encoding(), null));
     }
 
     /** Offset requests on a virtual queue with no real queue behind it: an empty queue's answers. */
-    private static void answerEmptyOffsets(RelaySession session, VirtualBrokerHandler.Request r, int virtualQueue,
+    private static void answerEmptyOffsets(Exchange exchange, VirtualBrokerHandler.Request r, int virtualQueue,
                                            int realQueues) {
         String why = "virtual queue " + virtualQueue + " has no real queue behind it (topic " + r.field("topic")
             + " has " + realQueues + " readable queues)";
         switch (r.code()) {
-            case RequestCode.QUERY_CONSUMER_OFFSET -> error(session, r, ResponseCode.QUERY_NOT_FOUND, why);
-            case RequestCode.UPDATE_CONSUMER_OFFSET -> success(session, r, null);
-            case RequestCode.GET_EARLIEST_MSG_STORETIME -> error(session, r, RemotingSysResponseCode.SYSTEM_ERROR, why);
-            default -> success(session, r, Map.of("offset", "0"));
+            case RequestCode.QUERY_CONSUMER_OFFSET -> error(exchange, r, ResponseCode.QUERY_NOT_FOUND, why);
+            case RequestCode.UPDATE_CONSUMER_OFFSET -> success(exchange, r, null);
+            case RequestCode.GET_EARLIEST_MSG_STORETIME -> error(exchange, r, RemotingSysResponseCode.SYSTEM_ERROR, why);
+            default -> success(exchange, r, Map.of("offset", "0"));
         }
     }
 
-    private static void answerLocks(RelaySession session, VirtualBrokerHandler.Request r, ArrayNode locked) {
+    private static void answerLocks(Exchange exchange, VirtualBrokerHandler.Request r, ArrayNode locked) {
         if (r.oneway()) {
             return;
         }
@@ -533,7 +533,7 @@ final class Bypass {
                 throw new IllegalStateException(e);
             }
         }
-        session.writeToClient(Frames.encode(session.client().alloc(),
+        exchange.answer(Frames.encode(exchange.alloc(),
             RemotingHeader.response(r.opaque(), ResponseCode.SUCCESS, null), r.encoding(), body));
     }
 
@@ -550,22 +550,22 @@ final class Bypass {
     }
 
     /** Runs {@code then} with the topic's bypass map, asking the name servers first when the gateway knows no route. */
-    private void withRoute(RelaySession session, VirtualBrokerHandler.Request r, String topic, Consumer<BypassMap> then) {
+    private void withRoute(Exchange exchange, VirtualBrokerHandler.Request r, String topic, Consumer<BypassMap> then) {
         ClusterView cluster = queues.context().cluster();
         if (topic == null) {
-            error(session, r, ResponseCode.SYSTEM_ERROR, "the request names no topic");
+            error(exchange, r, ResponseCode.SYSTEM_ERROR, "the request names no topic");
             return;
         }
         if (cluster.knowsTopic(topic)) {
             then.accept(mapOf(topic));
             return;
         }
-        queues.routes().refresh(topic, session.client().eventLoop()).addListener(f -> {
+        queues.routes().refresh(topic, exchange.loop()).addListener(f -> {
             if (cluster.knowsTopic(topic)) {
                 then.accept(mapOf(topic));
             } else {
                 // an empty answer here would make a client start over from its consumeFromWhere
-                error(session, r, ResponseCode.SYSTEM_ERROR, "the route of topic " + topic + " is not known to the "
+                error(exchange, r, ResponseCode.SYSTEM_ERROR, "the route of topic " + topic + " is not known to the "
                     + "gateway" + (f.isSuccess() ? "" : " (name servers: " + f.cause().getMessage() + ")"));
             }
         });
@@ -602,26 +602,26 @@ final class Bypass {
      * the broker's answer (owned), or the client is answered SYSTEM_ERROR naming what failed. A oneway request goes
      * on as a oneway.
      */
-    private void send(RelaySession session, VirtualBrokerHandler.Request r, String brokerName, Map<String, String> ext,
+    private void send(Exchange exchange, VirtualBrokerHandler.Request r, String brokerName, Map<String, String> ext,
                       ByteBuf body, long timeoutNanos, Consumer<RemotingFrame> then) {
-        sendQuietly(session, r, brokerName, ext, body, timeoutNanos, answer -> {
+        sendQuietly(exchange, r, brokerName, ext, body, timeoutNanos, answer -> {
             if (answer != null) {
                 then.accept(answer);
             }
-        }, failure -> error(session, r, RemotingSysResponseCode.SYSTEM_ERROR, failure));
+        }, failure -> error(exchange, r, RemotingSysResponseCode.SYSTEM_ERROR, failure));
     }
 
     /** {@link #send} whose {@code then} also gets null after a failure (logged), with the request timeout. */
-    private void sendQuietly(RelaySession session, VirtualBrokerHandler.Request r, String brokerName,
+    private void sendQuietly(Exchange exchange, VirtualBrokerHandler.Request r, String brokerName,
                              Map<String, String> ext, ByteBuf body, Consumer<RemotingFrame> then) {
-        sendQuietly(session, r, brokerName, ext, body, queues.context().upstream().requestTimeoutNanos(), then,
+        sendQuietly(exchange, r, brokerName, ext, body, queues.context().upstream().requestTimeoutNanos(), then,
             failure -> {
                 log.debug("bypass request {}: {}", r.code(), failure);
                 then.accept(null);
             });
     }
 
-    private void sendQuietly(RelaySession session, VirtualBrokerHandler.Request r, String brokerName,
+    private void sendQuietly(Exchange exchange, VirtualBrokerHandler.Request r, String brokerName,
                              Map<String, String> ext, ByteBuf body, long timeoutNanos, Consumer<RemotingFrame> then,
                              Consumer<String> failed) {
         Optional<String> master = queues.context().cluster().masterAddress(brokerName);
@@ -640,14 +640,14 @@ final class Bypass {
         }
         RemotingHeader header = new RemotingHeader(code, r.header().language(), r.header().version(), 0, 0, null, ext);
         if (r.oneway()) {
-            queues.pool().broker(master.get()).oneway(header, body, session.client().eventLoop()).addListener(f -> {
+            queues.pool().broker(master.get()).oneway(header, body, exchange.loop()).addListener(f -> {
                 if (!f.isSuccess()) {
                     log.debug("bypass oneway {} to broker {} not sent: {}", r.code(), brokerName, f.cause().getMessage());
                 }
             });
             return;
         }
-        queues.pool().broker(master.get()).request(header, body, timeoutNanos, session.client().eventLoop())
+        queues.pool().broker(master.get()).request(header, body, timeoutNanos, exchange.loop())
             .addListener(f -> {
                 if (f.isSuccess()) {
                     then.accept((RemotingFrame) f.getNow());
@@ -658,7 +658,7 @@ final class Bypass {
     }
 
     /** The gateway's own request {@code code} to {@code brokerName}'s master; {@code then} gets the answer or null. */
-    private void ask(RelaySession session, String brokerName, int code, Map<String, String> ext,
+    private void ask(Exchange exchange, String brokerName, int code, Map<String, String> ext,
                      Consumer<RemotingFrame> then) {
         Optional<String> master = queues.context().cluster().masterAddress(brokerName);
         if (master.isEmpty()) {
@@ -666,7 +666,7 @@ final class Bypass {
             return;
         }
         queues.pool().broker(master.get()).request(code, ext, null, queues.context().upstream().requestTimeoutNanos(),
-            session.client().eventLoop()).addListener(f -> then.accept(f.isSuccess() ? (RemotingFrame) f.getNow() : null));
+            exchange.loop()).addListener(f -> then.accept(f.isSuccess() ? (RemotingFrame) f.getNow() : null));
     }
 
     private void counted(VirtualBrokerHandler.Request r) {

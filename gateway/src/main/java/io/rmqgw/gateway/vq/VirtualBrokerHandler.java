@@ -10,8 +10,7 @@ import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.HeaderCodec;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.frame.RemotingHeader;
-import io.rmqgw.gateway.broker.ServedGroupFilter;
-import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.Exchange;
 import io.rmqgw.gateway.relay.RequestHandler;
 import java.io.IOException;
 import java.util.LinkedHashSet;
@@ -84,90 +83,90 @@ final class VirtualBrokerHandler implements RequestHandler {
     private static final int ONEWAY_FLAG = 1 << 1;
 
     @Override
-    public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
+    public ByteBuf toUpstream(Exchange exchange, RemotingFrame request) {
         Request r;
         try {
             JsonNode json = null;
             if (request.code() == RequestCode.HEART_BEAT) {
-                queues.clients().heartbeat(session.client(), VirtualQueues.REGISTRY_KEY, request.bodySlice());
+                queues.clients().heartbeat(exchange.client().channel(), VirtualQueues.REGISTRY_KEY, request.bodySlice());
                 json = readJson(request.bodySlice());
             } else if (request.code() == RequestCode.LOCK_BATCH_MQ || request.code() == RequestCode.UNLOCK_BATCH_MQ) {
                 json = readJson(request.bodySlice());
             }
-            r = new Request(HeaderCodec.decodeHeader(request), session.answerEncoding(request.encoding()), json);
+            r = new Request(HeaderCodec.decodeHeader(request), exchange.answerEncoding(), json);
         } finally {
             request.release();
         }
         String group = r.field("consumerGroup");
         String topic = r.field("topic");
         switch (r.code()) {
-            case RequestCode.HEART_BEAT -> registered(session, r);
-            case RequestCode.UNREGISTER_CLIENT -> unregistered(session, r);
+            case RequestCode.HEART_BEAT -> registered(exchange, r);
+            case RequestCode.UNREGISTER_CLIENT -> unregistered(exchange, r);
             case RequestCode.GET_CONSUMER_LIST_BY_GROUP -> {
                 if (group != null && !queues.isServed(group)) {
-                    bypass.members(session, r); // its members are the real clients, registered on the brokers
+                    bypass.members(exchange, r); // its members are the real clients, registered on the brokers
                 } else if (!r.oneway()) {
-                    session.answerLocally(ServedGroupFilter.membersAnswer(session, r.opaque(), r.encoding(), queues,
+                    exchange.answer(ServedGroupsFilter.membersAnswer(exchange, r.opaque(), r.encoding(), queues,
                         group));
                 }
             }
             // a 5.x lite pull consumer's LITE_PULL_MESSAGE: the same header, leases and answer as PULL_MESSAGE
             case RequestCode.PULL_MESSAGE, RequestCode.LITE_PULL_MESSAGE -> {
                 if (bypass.applies(group, topic)) {
-                    bypass.pull(session, r);
+                    bypass.pull(exchange, r);
                 } else {
-                    pull(session, r);
+                    pull(exchange, r);
                 }
             }
             case RequestCode.UPDATE_CONSUMER_OFFSET -> {
-                VirtualConsumer c = bypass.applies(group, topic) ? null : consumerOr(session, r, group, topic);
+                VirtualConsumer c = bypass.applies(group, topic) ? null : consumerOr(exchange, r, group, topic);
                 if (bypass.applies(group, topic)) {
-                    bypass.offsets(session, r);
+                    bypass.offsets(exchange, r);
                 } else if (c != null) {
-                    Channel channel = session.client();
+                    Channel channel = exchange.client().channel();
                     int queue = r.intField("queueId", -1);
                     long offset = r.longField("commitOffset", -1);
                     queues.loop().execute(() -> c.commit(channel, queue, offset));
-                    success(session, r, null);
+                    success(exchange, r, null);
                 }
             }
             case RequestCode.QUERY_CONSUMER_OFFSET -> {
                 VirtualConsumer c = queues.consumer(group, topic);
                 if (c == null && bypass.applies(group, topic)) {
-                    bypass.offsets(session, r);
+                    bypass.offsets(exchange, r);
                 } else if (c == null) {
-                    error(session, r, ResponseCode.QUERY_NOT_FOUND, notServed(group, topic));
+                    error(exchange, r, ResponseCode.QUERY_NOT_FOUND, notServed(group, topic));
                 } else {
                     int queue = r.intField("queueId", -1);
-                    Channel channel = session.client();
-                    queues.loop().execute(() -> success(session, r,
+                    Channel channel = exchange.client().channel();
+                    queues.loop().execute(() -> success(exchange, r,
                         Map.of("offset", Long.toString(c.startOver(channel, queue)))));
                 }
             }
             // these name no group: the connection's registrations tell whether a bypass group asks
             case RequestCode.GET_MAX_OFFSET, RequestCode.GET_MIN_OFFSET, RequestCode.SEARCH_OFFSET_BY_TIMESTAMP,
                 RequestCode.GET_EARLIEST_MSG_STORETIME -> {
-                if (bypass.connectionBypasses(session.client(), topic)) {
-                    bypass.offsets(session, r);
+                if (bypass.connectionBypasses(exchange.client().channel(), topic)) {
+                    bypass.offsets(exchange, r);
                 } else if (r.code() == RequestCode.GET_MAX_OFFSET) {
-                    maxOffset(session, r);
+                    maxOffset(exchange, r);
                 } else if (r.code() == RequestCode.GET_MIN_OFFSET) {
-                    success(session, r, Map.of("offset", "0"));
+                    success(exchange, r, Map.of("offset", "0"));
                 } else {
-                    error(session, r, RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED, "request code " + r.code()
+                    error(exchange, r, RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED, "request code " + r.code()
                         + " is not served on virtual queues (served groups start where their virtual queue's head is)");
                 }
             }
             case RequestCode.CONSUMER_SEND_MSG_BACK -> {
                 if (queues.consumer(r.field("group"), r.field("originTopic")) == null
                     && bypass.applies(r.field("group"), r.field("originTopic"))) {
-                    bypass.sendBack(session, r);
+                    bypass.sendBack(exchange, r);
                 } else {
-                    sendBack(session, r);
+                    sendBack(exchange, r);
                 }
             }
-            case RequestCode.LOCK_BATCH_MQ, RequestCode.UNLOCK_BATCH_MQ -> locks(session, r);
-            default -> error(session, r, RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED,
+            case RequestCode.LOCK_BATCH_MQ, RequestCode.UNLOCK_BATCH_MQ -> locks(exchange, r);
+            default -> error(exchange, r, RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED,
                 "request code " + r.code() + " is not supported by the gateway's virtual-queue broker");
         }
         return null;
@@ -177,7 +176,7 @@ final class VirtualBrokerHandler implements RequestHandler {
      * LOCK_BATCH_MQ / UNLOCK_BATCH_MQ: an orderly group that is not served on any of the queues' topics locks the
      * real queues behind them; the served group cannot consume in order (its messages go to many consumers).
      */
-    private void locks(RelaySession session, Request r) {
+    private void locks(Exchange exchange, Request r) {
         if (r.json() instanceof ObjectNode body) {
             String group = body.path("consumerGroup").asText(null);
             boolean bypassed = body.path("mqSet").size() > 0;
@@ -185,11 +184,11 @@ final class VirtualBrokerHandler implements RequestHandler {
                 bypassed &= bypass.applies(group, mq.path("topic").asText(null));
             }
             if (bypassed) {
-                bypass.locks(session, r, body);
+                bypass.locks(exchange, r, body);
                 return;
             }
         }
-        error(session, r, RemotingSysResponseCode.SYSTEM_ERROR, "orderly consumption is not served on virtual queues "
+        error(exchange, r, RemotingSysResponseCode.SYSTEM_ERROR, "orderly consumption is not served on virtual queues "
             + "for their group: take the group out of virtual-queues to consume it in order");
     }
 
@@ -201,14 +200,14 @@ final class VirtualBrokerHandler implements RequestHandler {
         }
     }
 
-    private void registered(RelaySession session, Request r) {
+    private void registered(Exchange exchange, Request r) {
         Set<String> joined = new LinkedHashSet<>();
         JsonNode heartbeat = r.json();
         if (heartbeat != null) {
             for (JsonNode cd : heartbeat.path("consumerDataSet")) {
                 String group = cd.path("groupName").asText(null);
                 for (JsonNode sub : cd.path("subscriptionDataSet")) {
-                    bypass.registered(session.client(), group, sub.path("topic").asText(null));
+                    bypass.registered(exchange.client().channel(), group, sub.path("topic").asText(null));
                 }
                 for (VirtualConsumer c : queues.consumers()) {
                     if (c.config().group().equals(group)) {
@@ -225,16 +224,16 @@ final class VirtualBrokerHandler implements RequestHandler {
             }
         }
         if (!joined.isEmpty()) {
-            queues.watchMembers(session.client(), joined);
+            queues.watchMembers(exchange.client().channel(), joined);
         }
-        success(session, r, null);
+        success(exchange, r, null);
     }
 
-    private void unregistered(RelaySession session, Request r) {
+    private void unregistered(Exchange exchange, Request r) {
         String group = r.field("consumerGroup");
-        queues.clients().unregister(session.client(), r.field("clientID"), r.field("producerGroup"), group);
+        queues.clients().unregister(exchange.client().channel(), r.field("clientID"), r.field("producerGroup"), group);
         if (group != null && queues.isServed(group)) {
-            long holder = VirtualConsumer.holderOf(session.client());
+            long holder = VirtualConsumer.holderOf(exchange.client().channel());
             for (VirtualConsumer c : queues.consumers()) {
                 if (c.config().group().equals(group)) {
                     queues.loop().execute(() -> c.holderGone(holder));
@@ -242,11 +241,11 @@ final class VirtualBrokerHandler implements RequestHandler {
             }
             queues.membersChanged(group);
         }
-        success(session, r, null);
+        success(exchange, r, null);
     }
 
-    private void pull(RelaySession session, Request r) {
-        VirtualConsumer c = consumerOr(session, r, r.field("consumerGroup"), r.field("topic"));
+    private void pull(Exchange exchange, Request r) {
+        VirtualConsumer c = consumerOr(exchange, r, r.field("consumerGroup"), r.field("topic"));
         if (c == null) {
             return;
         }
@@ -256,11 +255,11 @@ final class VirtualBrokerHandler implements RequestHandler {
         int sysFlag = r.intField("sysFlag", 0);
         long commitOffset = r.longField("commitOffset", -1);
         long suspend = r.longField("suspendTimeoutMillis", 0);
-        queues.loop().execute(() -> c.pull(session, r.opaque(), r.encoding(), queue, offset, max, sysFlag, commitOffset,
+        queues.loop().execute(() -> c.pull(exchange, r.opaque(), r.encoding(), queue, offset, max, sysFlag, commitOffset,
             suspend));
     }
 
-    private void maxOffset(RelaySession session, Request r) {
+    private void maxOffset(Exchange exchange, Request r) {
         String topic = r.field("topic");
         int queue = r.intField("queueId", -1);
         queues.loop().execute(() -> {
@@ -270,37 +269,37 @@ final class VirtualBrokerHandler implements RequestHandler {
                     max = Math.max(max, c.head(queue));
                 }
             }
-            success(session, r, Map.of("offset", Long.toString(max)));
+            success(exchange, r, Map.of("offset", Long.toString(max)));
         });
     }
 
-    private void sendBack(RelaySession session, Request r) {
+    private void sendBack(Exchange exchange, Request r) {
         String group = r.field("group");
         VirtualConsumer c = queues.consumer(group, r.field("originTopic"));
         if (c == null) {
             c = queues.consumers().stream().filter(x -> x.config().group().equals(group)).findFirst().orElse(null);
         }
         if (c == null) {
-            error(session, r, ResponseCode.NO_PERMISSION, notServed(group, r.field("originTopic")));
+            error(exchange, r, ResponseCode.NO_PERMISSION, notServed(group, r.field("originTopic")));
             return;
         }
         VirtualConsumer consumer = c;
-        Channel channel = session.client();
+        Channel channel = exchange.client().channel();
         Map<String, String> fields = r.ext() == null ? Map.of() : r.ext();
         queues.loop().execute(() -> consumer.sendBack(channel, fields, (code, remark) -> {
             if (code == ResponseCode.SUCCESS) {
-                success(session, r, null);
+                success(exchange, r, null);
             } else {
-                error(session, r, code, remark);
+                error(exchange, r, code, remark);
             }
         }));
     }
 
     /** The consumer of {@code group} on {@code topic}; answers the refusal and returns null when there is none. */
-    private VirtualConsumer consumerOr(RelaySession session, Request r, String group, String topic) {
+    private VirtualConsumer consumerOr(Exchange exchange, Request r, String group, String topic) {
         VirtualConsumer c = queues.consumer(group, topic);
         if (c == null) {
-            error(session, r, ResponseCode.NO_PERMISSION, notServed(group, topic));
+            error(exchange, r, ResponseCode.NO_PERMISSION, notServed(group, topic));
         }
         return c;
     }
@@ -314,16 +313,16 @@ final class VirtualBrokerHandler implements RequestHandler {
             + "consumer of " + topic + ": list it for " + topic + " too, or consume " + topic + " through another gateway";
     }
 
-    static void success(RelaySession session, Request r, Map<String, String> ext) {
+    static void success(Exchange exchange, Request r, Map<String, String> ext) {
         if (!r.oneway()) {
-            session.writeToClient(Frames.encode(session.client().alloc(),
+            exchange.answer(Frames.encode(exchange.alloc(),
                 RemotingHeader.response(r.opaque(), ResponseCode.SUCCESS, null).withExtFields(ext), r.encoding(), null));
         }
     }
 
-    static void error(RelaySession session, Request r, int code, String remark) {
+    static void error(Exchange exchange, Request r, int code, String remark) {
         if (!r.oneway()) {
-            session.writeToClient(Frames.errorResponse(session.client().alloc(), r.opaque(), r.encoding(), code, remark));
+            exchange.answer(Frames.errorResponse(exchange.alloc(), r.opaque(), r.encoding(), code, remark));
         }
     }
 

@@ -14,7 +14,7 @@ import io.rmqgw.codec.header.PullResponseEncoder;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.codec.message.StoredRecords;
 import io.rmqgw.gateway.config.VirtualQueueConfig;
-import io.rmqgw.gateway.relay.RelaySession;
+import io.rmqgw.gateway.relay.Exchange;
 import io.rmqgw.routing.ClusterView;
 import java.io.IOException;
 import java.util.ArrayDeque;
@@ -88,7 +88,7 @@ public final class VirtualConsumer {
     private static final long BROKER_END_MILLIS = 5_000;
 
     /** A client's pull with nothing to lease yet, answered when messages arrive or its hold ends. */
-    private record HeldPull(RelaySession session, int opaque, SerializeType encoding, int virtualQueue, long holder,
+    private record HeldPull(Exchange exchange, int opaque, SerializeType encoding, int virtualQueue, long holder,
                             long offset, int maxMessages, long sinceNanos, long deadlineNanos) {
     }
 
@@ -220,13 +220,13 @@ public final class VirtualConsumer {
     }
 
     /** PULL_MESSAGE on a virtual queue: leases and answers now, or holds the pull (long polling). */
-    void pull(RelaySession session, int opaque, SerializeType encoding, int virtualQueue, long offset, int maxMessages,
+    void pull(Exchange exchange, int opaque, SerializeType encoding, int virtualQueue, long offset, int maxMessages,
               int sysFlag, long commitOffset, long suspendMillis) {
-        Channel channel = session.client();
+        Channel channel = exchange.client().channel();
         long holder = holderOf(channel);
         watch(holder, channel);
         if (closed) {
-            answerNotFound(session, opaque, encoding, offset);
+            answerNotFound(exchange, opaque, encoding, offset);
             return;
         }
         if ((sysFlag & FLAG_COMMIT_OFFSET) != 0 && commitOffset >= 0) {
@@ -248,19 +248,19 @@ public final class VirtualConsumer {
             // a pull from a client the queue was taken from (in flight when the rebalance moved it): it has
             // dropped the queue and would throw the messages away
             flow.pullsRefused++;
-            answerNotFound(session, opaque, encoding, Math.max(offset, group.headOffset(virtualQueue)));
+            answerNotFound(exchange, opaque, encoding, Math.max(offset, group.headOffset(virtualQueue)));
             return;
         }
         Pull p = group.pull(virtualQueue, holder, offset, batch(maxMessages));
         if (p.status() == Pull.Status.FOUND) {
-            answerFound(session, opaque, encoding, p);
+            answerFound(exchange, opaque, encoding, p);
         } else if (p.status() == Pull.Status.OFFSET_INVALID || (sysFlag & FLAG_SUSPEND) == 0 || suspendMillis <= 0) {
-            answerNotFound(session, opaque, encoding, p.nextOffset());
+            answerNotFound(exchange, opaque, encoding, p.nextOffset());
         } else {
             long hold = Math.min(suspendMillis, MAX_CLIENT_HOLD_MILLIS);
             long now = System.nanoTime();
             flow.pullsHeld++;
-            held.addLast(new HeldPull(session, opaque, encoding, virtualQueue, holder, Math.max(offset, p.nextOffset()),
+            held.addLast(new HeldPull(exchange, opaque, encoding, virtualQueue, holder, Math.max(offset, p.nextOffset()),
                 maxMessages, now, now + TimeUnit.MILLISECONDS.toNanos(hold)));
             if (group.waitsForAcknowledgements()) {
                 scheduleAckRefresh();
@@ -332,7 +332,7 @@ public final class VirtualConsumer {
             HeldPull h = it.next();
             if (h.virtualQueue() == virtualQueue) {
                 it.remove();
-                answerNotFound(h.session(), h.opaque(), h.encoding(), Math.max(h.offset(), group.headOffset(virtualQueue)));
+                answerNotFound(h.exchange(), h.opaque(), h.encoding(), Math.max(h.offset(), group.headOffset(virtualQueue)));
             }
         }
         if (group.restart(virtualQueue, holder) > 0) {
@@ -449,15 +449,15 @@ public final class VirtualConsumer {
                 it.remove();
                 flow.heldWoken++;
                 flow.heldWokenNanos += System.nanoTime() - h.sinceNanos();
-                answerFound(h.session(), h.opaque(), h.encoding(), p);
+                answerFound(h.exchange(), h.opaque(), h.encoding(), p);
             } else if (p.status() == Pull.Status.OFFSET_INVALID) {
                 it.remove();
-                answerNotFound(h.session(), h.opaque(), h.encoding(), p.nextOffset());
+                answerNotFound(h.exchange(), h.opaque(), h.encoding(), p.nextOffset());
             }
         }
     }
 
-    private void answerFound(RelaySession session, int opaque, SerializeType encoding, Pull p) {
+    private void answerFound(Exchange exchange, int opaque, SerializeType encoding, Pull p) {
         flow.pullsFound++;
         flow.pulledMessages += p.deliveries().size();
         ByteBuf records = p.records();
@@ -465,12 +465,12 @@ public final class VirtualConsumer {
         if (storeHosts != null) {
             StoredRecords.rewriteStoreHosts(records, storeHosts);
         }
-        session.writeToClient(PullResponseEncoder.encode(session.client().alloc(), encoding, opaque,
+        exchange.answer(PullResponseEncoder.encode(exchange.alloc(), encoding, opaque,
             ResponseCode.SUCCESS, null, p.nextOffset(), records));
     }
 
-    private void answerNotFound(RelaySession session, int opaque, SerializeType encoding, long next) {
-        session.writeToClient(PullResponseEncoder.encode(session.client().alloc(), encoding, opaque,
+    private void answerNotFound(Exchange exchange, int opaque, SerializeType encoding, long next) {
+        exchange.answer(PullResponseEncoder.encode(exchange.alloc(), encoding, opaque,
             ResponseCode.PULL_NOT_FOUND, "no new message on the virtual queue", next, null));
     }
 
@@ -506,7 +506,7 @@ public final class VirtualConsumer {
             if (now - h.sinceNanos() >= ACK_REFRESH_NANOS) {
                 it.remove();
                 flow.heldRefreshed++;
-                answerNotFound(h.session(), h.opaque(), h.encoding(), Math.max(h.offset(), group.headOffset(h.virtualQueue())));
+                answerNotFound(h.exchange(), h.opaque(), h.encoding(), Math.max(h.offset(), group.headOffset(h.virtualQueue())));
             } else {
                 more = true;
             }
@@ -527,7 +527,7 @@ public final class VirtualConsumer {
             if (now - h.deadlineNanos() >= 0) {
                 it.remove();
                 flow.heldExpired++;
-                answerNotFound(h.session(), h.opaque(), h.encoding(), Math.max(h.offset(), group.headOffset(h.virtualQueue())));
+                answerNotFound(h.exchange(), h.opaque(), h.encoding(), Math.max(h.offset(), group.headOffset(h.virtualQueue())));
             }
         }
         if (++ticks % (1000 / TICK_MILLIS) == 0) {
@@ -1064,7 +1064,7 @@ public final class VirtualConsumer {
         draining = true;
         while (!held.isEmpty()) {
             HeldPull h = held.pollFirst();
-            answerNotFound(h.session(), h.opaque(), h.encoding(), Math.max(h.offset(), group.headOffset(h.virtualQueue())));
+            answerNotFound(h.exchange(), h.opaque(), h.encoding(), Math.max(h.offset(), group.headOffset(h.virtualQueue())));
         }
         pushCommits();
     }
@@ -1096,7 +1096,7 @@ public final class VirtualConsumer {
         }
         while (!held.isEmpty()) {
             HeldPull h = held.pollFirst();
-            answerNotFound(h.session(), h.opaque(), h.encoding(), h.offset());
+            answerNotFound(h.exchange(), h.opaque(), h.encoding(), h.offset());
         }
         meters.update(group.stats(), flow.copy());
         group.close();

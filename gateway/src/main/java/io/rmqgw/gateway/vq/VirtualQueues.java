@@ -12,14 +12,16 @@ import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.RemotingHeader;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.clients.ClientRegistry;
-import io.rmqgw.gateway.clients.ServedGroups;
 import io.netty.channel.Channel;
 import io.netty.util.AttributeKey;
 import org.apache.rocketmq.remoting.protocol.LanguageCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import io.rmqgw.gateway.config.VirtualQueueConfig;
 import io.rmqgw.gateway.namesrv.RouteQueries;
+import io.rmqgw.gateway.config.GatewayConfig;
+import io.rmqgw.gateway.relay.Feature;
 import io.rmqgw.gateway.relay.HandlerTable;
+import io.rmqgw.gateway.relay.Role;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.RequestHandler;
 import io.rmqgw.gateway.relay.UpstreamRole;
@@ -53,7 +55,7 @@ import org.slf4j.LoggerFactory;
  * connections hop onto it and answer with {@code writeToClient}. The configuration list is replaced whole
  * (volatile) by a reload.
  */
-public final class VirtualQueues implements ServedGroups, AutoCloseable {
+public final class VirtualQueues implements ServedGroups, Feature, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(VirtualQueues.class);
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -154,6 +156,33 @@ public final class VirtualQueues implements ServedGroups, AutoCloseable {
     }
 
     // ---------------------------------------------------------------- what other parts ask
+
+    @Override
+    public String name() {
+        return "virtual-queues";
+    }
+
+    /** On a real broker's role, the served groups' registrations stop at the gateway and their members are its own. */
+    @Override
+    public void register(Role role, String upstream, HandlerTable.Builder table) {
+        if (role == Role.BROKER) {
+            table.filter(new ServedGroupsFilter(this), RequestCode.HEART_BEAT, RequestCode.GET_CONSUMER_LIST_BY_GROUP);
+        }
+    }
+
+    @Override
+    public boolean reload(GatewayConfig next) {
+        if (settings.equals(next.virtualQueues())) {
+            return false;
+        }
+        settings(next.virtualQueues());
+        return true;
+    }
+
+    @Override
+    public boolean any() {
+        return !groups.isEmpty();
+    }
 
     /** Whether clients of {@code group} consume through virtual queues (on any topic). */
     @Override

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.codec.message.StoreHostMapper;
-import io.rmqgw.gateway.HandlerTables;
+import io.rmqgw.gateway.HandlerTableCoverageTest;
 import io.rmqgw.gateway.clients.ClientRegistry;
 import io.rmqgw.gateway.relay.HandlerTable;
 import io.rmqgw.metrics.GatewayMetrics;
@@ -113,9 +113,8 @@ class RequestKindsTest {
 
     @Test
     void registeredCodesAreNeverRefusedByDefault() {
-        HandlerTable broker = HandlerTables.broker("127.0.0.1:10911", (ip, port) -> StoreHostMapper.UNKNOWN,
-            new ClientRegistry());
-        HandlerTable namesrv = HandlerTables.namesrv(null, null, new ClusterView(), GatewayMetrics.inMemory());
+        HandlerTable broker = HandlerTableCoverageTest.broker();
+        HandlerTable namesrv = HandlerTableCoverageTest.namesrv();
         for (HandlerTable table : List.of(broker, namesrv)) {
             table.requestRegistrations().keySet().forEach(code -> assertFalse(RequestKinds.of(code).refusedByDefault(),
                 table.role() + " registers code " + code + ", which the policy (in front of the fallback only)"

@@ -38,7 +38,7 @@ class SessionDrainTest {
 
     private static final int HELD_PULL = RequestCode.PULL_MESSAGE;
     private static final int DEFERRED = 4501;
-    /** Answered through writeToClient inside the handler's own call (a future already complete). */
+    /** Answered through Exchange.answer inside the handler's own call (a future already complete). */
     private static final int AT_ONCE = 4502;
     private static final int ANSWER_AT_ONCE = 4503;
 
@@ -71,33 +71,34 @@ class SessionDrainTest {
         }
     };
 
-    /** Requests the deferring handler took, to be answered by the test through writeToClient. */
+    /** Requests the deferring handler took, to be answered by the test through their exchanges. */
     private final List<RemotingFrame> deferred = new ArrayList<>();
+    private final List<Exchange> deferredExchanges = new ArrayList<>();
 
     /** Takes the request and answers later, as a fan-out does. */
     private final RequestHandler later = new RequestHandler() {
         @Override
-        public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
+        public ByteBuf toUpstream(Exchange exchange, RemotingFrame request) {
             deferred.add(request);
+            deferredExchanges.add(exchange);
             return null;
         }
     };
 
     private static final RequestHandler WRITES_AT_ONCE = new RequestHandler() {
         @Override
-        public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
+        public ByteBuf toUpstream(Exchange exchange, RemotingFrame request) {
             int opaque = request.opaque();
             request.release();
-            session.writeToClient(Unpooled.wrappedBuffer(Wire.response(Wire.SUCCESS, opaque).remark("at once").bytes()));
+            exchange.answer(Unpooled.wrappedBuffer(Wire.response(Wire.SUCCESS, opaque).remark("at once").bytes()));
             return null;
         }
     };
 
     private static final RequestHandler ANSWERS_AT_ONCE = new RequestHandler() {
         @Override
-        public ByteBuf onResponse(RelaySession session, int requestCode, Object context, RemotingFrame response,
-                                  org.apache.rocketmq.remoting.protocol.SerializeType requestEncoding) {
-            session.writeToClient(session.reencodeForClient(response, null, requestEncoding));
+        public ByteBuf onResponse(Exchange exchange, RemotingFrame response) {
+            exchange.answer(exchange.forClient(response, null));
             return null;
         }
     };
@@ -111,7 +112,8 @@ class SessionDrainTest {
         };
         context = new RelayContext(null, dialer, metrics, 1 << 20,
             new UpstreamSettings(null, 1000, TimeUnit.SECONDS.toNanos(30), TimeUnit.SECONDS.toNanos(60)));
-        HandlerTable table = HandlerTable.builder("broker").request(PULL, HELD_PULL)
+        HandlerTable table = HandlerTable.builder(Role.BROKER)
+            .filter(io.rmqgw.gateway.filters.RateLimitFilters.requests(context.rateLimits())).request(PULL, HELD_PULL)
             .request(later, DEFERRED).request(WRITES_AT_ONCE, AT_ONCE).request(ANSWERS_AT_ONCE, ANSWER_AT_ONCE).build();
         UpstreamRole role = new UpstreamRole() {
             @Override
@@ -209,7 +211,7 @@ class SessionDrainTest {
         Wire.Frame busy = answer();
         assertEquals(13, busy.opaque());
         assertEquals(RemotingSysResponseCode.SYSTEM_BUSY, busy.code());
-        assertEquals("[RATE_LIMITED] requests of client " + session.clientIdForLimits() + " (this one code "
+        assertEquals("[RATE_LIMITED] requests of client " + session.idForLimits() + " (this one code "
             + RequestCode.GET_MAX_OFFSET + ") exceed the gateway's limit of 1 per second (burst 2); retry later",
             busy.remark());
         assertEquals(1, metrics.rateLimitedSends("client_request"));
@@ -430,9 +432,10 @@ class SessionDrainTest {
         assertEquals(1, session.inFlight());
 
         RemotingFrame request = deferred.remove(0);
+        Exchange exchange = deferredExchanges.remove(0);
         int opaque = request.opaque();
         request.release();
-        session.writeToClient(Unpooled.wrappedBuffer(Wire.response(Wire.SUCCESS, opaque).remark("later").bytes()));
+        exchange.answer(Unpooled.wrappedBuffer(Wire.response(Wire.SUCCESS, opaque).remark("later").bytes()));
         Wire.Frame later = answer();
         assertEquals(13, later.opaque());
         assertEquals("later", later.remark());

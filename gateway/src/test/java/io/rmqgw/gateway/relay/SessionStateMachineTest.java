@@ -58,7 +58,7 @@ class SessionStateMachineTest {
     }
 
     private RelaySession accept() {
-        return accept(false, HandlerTable.builder("broker").build());
+        return accept(false, HandlerTable.builder(Role.BROKER).build());
     }
 
     private RelaySession accept(boolean local, HandlerTable table) {
@@ -262,11 +262,11 @@ class SessionStateMachineTest {
     void aLocalRoleDialsNothingAndItsHandlersAnswer() {
         RequestHandler maxOffset = new RequestHandler() {
             @Override
-            public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
-                return answerOffset42(session, request);
+            public ByteBuf toUpstream(Exchange exchange, RemotingFrame request) {
+                return answerOffset42(exchange, request);
             }
         };
-        RelaySession session = accept(true, HandlerTable.builder("served").request(maxOffset, RequestCode.GET_MAX_OFFSET)
+        RelaySession session = accept(true, HandlerTable.builder(Role.BROKER).request(maxOffset, RequestCode.GET_MAX_OFFSET)
             .fallback(RequestHandler.NOT_SERVED).build());
         assertInstanceOf(SessionState.Local.class, session.state());
         assertTrue(dials.isEmpty(), "no upstream dialed");
@@ -284,25 +284,17 @@ class SessionStateMachineTest {
         assertEquals(0, session.inFlight());
     }
 
-    /** Answers GET_MAX_OFFSET itself (offset 42) when asked for topic "Own", else relays. */
-    private static final RequestHandler ANSWERS_OWN_TOPIC = new RequestHandler() {
-        @Override
-        public boolean answersAlone(RemotingFrame request) {
-            return "Own".equals(HeaderCodec.decodeHeader(request).extFields().get("topic"));
-        }
-
-        @Override
-        public ByteBuf toUpstream(RelaySession session, RemotingFrame request) {
-            return answersAlone(request) ? answerOffset42(session, request) : session.reencodeForUpstream(request, null);
-        }
-    };
+    /** Answers GET_MAX_OFFSET itself (offset 42) when asked for topic "Own", else lets it on. */
+    private static final RequestFilter ANSWERS_OWN_TOPIC = (exchange, request) ->
+        "Own".equals(HeaderCodec.decodeHeader(request).extFields().get("topic")) ? answerOffset42(exchange, request)
+            : request;
 
     /** Answers {@code request} (owned) SUCCESS with offset 42; null: nothing to forward. */
-    private static ByteBuf answerOffset42(RelaySession session, RemotingFrame request) {
+    private static <T> T answerOffset42(Exchange exchange, RemotingFrame request) {
         try {
-            session.answerLocally(Frames.encode(session.client().alloc(),
+            exchange.answer(Frames.encode(exchange.alloc(),
                 RemotingHeader.response(request.opaque(), Wire.SUCCESS, null).withExtFields(Map.of("offset", "42")),
-                session.answerEncoding(request.encoding()), null));
+                exchange.answerEncoding(), null));
             return null;
         } finally {
             request.release();
@@ -314,9 +306,9 @@ class SessionStateMachineTest {
     }
 
     @Test
-    void whatAHandlerAnswersAloneWaitsForNoDialInAnyUpstreamState() {
-        RelaySession session = accept(false, HandlerTable.builder("namesrv")
-            .request(ANSWERS_OWN_TOPIC, RequestCode.GET_MAX_OFFSET).build());
+    void whatAFilterAnswersWaitsForNoDialInAnyUpstreamState() {
+        RelaySession session = accept(false, HandlerTable.builder(Role.NAMESRV)
+            .filter(ANSWERS_OWN_TOPIC, RequestCode.GET_MAX_OFFSET).build());
 
         // Accepted: answered, nothing dialed
         client.writeInbound(maxOffset("Own", 1));

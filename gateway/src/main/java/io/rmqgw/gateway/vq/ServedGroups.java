@@ -1,4 +1,4 @@
-package io.rmqgw.gateway.clients;
+package io.rmqgw.gateway.vq;
 
 import java.util.List;
 
@@ -7,20 +7,10 @@ import java.util.List;
  * only the gateway as their member, so their clients' registrations stop at the gateway, and a client asking
  * a real broker for its group's members gets the gateway's own list.
  */
-public interface ServedGroups {
+interface ServedGroups {
 
-    /** No group is served: every registration goes to the brokers as it is. */
-    ServedGroups NONE = new ServedGroups() {
-        @Override
-        public boolean isServed(String group) {
-            return false;
-        }
-
-        @Override
-        public List<String> memberIds(String group) {
-            return List.of();
-        }
-    };
+    /** Whether any group is served now (a reload changes them). */
+    boolean any();
 
     /** Whether the gateway stands for {@code group} on the real brokers. */
     boolean isServed(String group);
