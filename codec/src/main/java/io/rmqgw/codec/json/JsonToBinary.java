@@ -231,7 +231,7 @@ public final class JsonToBinary extends ThreadScratch {
         BinaryHeaderWriter.putFixedFields(a, at, code, language, version, opaque, flag);
     }
 
-    /** Why the last transcode returned false, and where in the header (for tests and diagnostics). */
+    /** The scanner: its {@code stop()} and {@code stopAt()} say why the last transcode returned false, and where (tests, diagnostics). */
     JsonScanner scanner() {
         return scanner;
     }
