@@ -58,7 +58,7 @@ public final class HeaderCodec {
         // the one pass over the header: envelope read, header checked and transcoded, kept for the decode
         RemotingFrame f = new RemotingFrame(frame, SerializeType.JSON, headerLength, t.code(),
             t.languageGiven() ? language(t.languageCode()) : LanguageCode.OTHER, t.version(), t.opaque(), t.flag());
-        t.hold(f);
+        f.noteScan(t);
         return f;
     }
 
@@ -81,22 +81,38 @@ public final class HeaderCodec {
     }
 
     /**
-     * The JSON frame's header as binary, in the thread's {@link JsonToBinary}: the frame decoder's own
-     * result while it is still the last one on this thread (the usual case: a frame is handled right
-     * after it is read), else transcoded again. Null when the header needs the general reader. The
-     * result is valid until the thread's next transcode.
+     * The JSON frame's header as binary, in the thread's {@link JsonToBinary}: the result the frame carries
+     * (the frame decoder's) while it is still that transcoder's last one and this is its thread (the usual
+     * case: a frame is handled right after it is read), else transcoded again (and carried from then on).
+     * Null when the header needs the general reader. The result is valid until the thread's next transcode.
      */
     public static JsonToBinary transcoded(RemotingFrame frame) {
-        JsonToBinary t = JsonToBinary.get();
-        if (t.holds(frame)) {
+        if (frame.scan() instanceof JsonToBinary t) {
             return t;
         }
+        JsonToBinary t = JsonToBinary.get();
         ByteBuf content = frame.content();
         if (!t.transcode(content, content.readerIndex() + RemotingFrame.PREFIX_LENGTH, frame.headerLength())) {
             return null;
         }
-        t.hold(frame);
+        frame.noteScan(t);
         return t;
+    }
+
+    /**
+     * The binary frame's header bytes, loaded in the thread's {@link BinaryToJson}: the frame decoder's load
+     * while it is still the last one on this thread, else loaded again (and carried from then on). Valid
+     * until the thread's next load.
+     */
+    public static BinaryToJson loaded(RemotingFrame frame) {
+        if (frame.scan() instanceof BinaryToJson b) {
+            return b;
+        }
+        BinaryToJson b = BinaryToJson.get();
+        ByteBuf content = frame.content();
+        b.load(content, content.readerIndex() + RemotingFrame.PREFIX_LENGTH, frame.headerLength());
+        frame.noteScan(b);
+        return b;
     }
 
     /** Writes {@code header} in {@code type} encoding to {@code out}; returns the bytes written. */
@@ -121,7 +137,7 @@ public final class HeaderCodec {
 
     /**
      * The header's bytes are copied once into the thread's {@link BinaryToJson} (checked there as plain
-     * bytes) and noted as this frame's, so a render to JSON right after reads them from there.
+     * bytes) and the frame carries that load, so a render to JSON right after reads them from there.
      */
     private static RemotingFrame binaryFrame(ByteBuf frame, int base, int length) {
         BinaryToJson json = BinaryToJson.get();
@@ -129,7 +145,7 @@ public final class HeaderCodec {
         checkBinary(a, length);
         RemotingFrame f = new RemotingFrame(frame, SerializeType.ROCKETMQ, length, getShort(a, 0), language(a[2]),
             getShort(a, 3), getInt(a, 5), getInt(a, 9));
-        json.hold(f);
+        f.noteScan(json);
         return f;
     }
 

@@ -2,7 +2,7 @@ package io.rmqgw.codec.frame;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.DefaultByteBufHolder;
-import io.rmqgw.codec.json.JsonToBinary;
+import io.rmqgw.codec.json.ThreadScratch;
 import org.apache.rocketmq.remoting.protocol.LanguageCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 
@@ -31,6 +31,14 @@ public final class RemotingFrame extends DefaultByteBufHolder {
     private final int opaque;
     private final int flag;
     private final int streamedBodyLength;
+    /**
+     * The thread's transcoder that read this frame's header (a {@code JsonToBinary} for a JSON header, a
+     * {@code BinaryToJson} for a binary one) and the stamp of that result: while the transcoder still holds it
+     * ({@link ThreadScratch#holds}), a later step reuses it instead of reading the header again. Set by the
+     * thread handling the frame (the frame decoder's, or whichever reads the header later).
+     */
+    private ThreadScratch scan;
+    private long scanStamp;
 
     RemotingFrame(ByteBuf frame, SerializeType encoding, int headerLength, int code, LanguageCode language,
                   int version, int opaque, int flag) {
@@ -94,12 +102,22 @@ public final class RemotingFrame extends DefaultByteBufHolder {
     RemotingFrame asHead(int bodyLength) {
         RemotingFrame head = new RemotingFrame(content(), encoding, headerLength, code, language, version, opaque, flag,
             bodyLength);
-        JsonToBinary transcoded = JsonToBinary.get();
-        if (transcoded.holds(this)) {
-            // the single pass's result stays the head's: its decode does not read the header again
-            transcoded.hold(head);
-        }
+        // the header's scan stays the head's: its decode does not read the header again
+        head.scan = scan;
+        head.scanStamp = scanStamp;
         return head;
+    }
+
+    /** Notes {@code transcoder}'s current result as this frame's header, read. */
+    void noteScan(ThreadScratch transcoder) {
+        scan = transcoder;
+        scanStamp = transcoder.stamp();
+    }
+
+    /** The transcoder noted by {@link #noteScan} if it still holds this frame's header (on this thread), else null. */
+    ThreadScratch scan() {
+        ThreadScratch t = scan;
+        return t != null && t.holds(scanStamp) ? t : null;
     }
 
     public int headerLength() {

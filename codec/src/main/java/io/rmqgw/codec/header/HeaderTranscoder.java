@@ -238,11 +238,8 @@ public final class HeaderTranscoder {
             JsonToBinary t = HeaderCodec.transcoded(frame);
             return t == null ? null : t.bytes();
         }
-        ByteBuf content = frame.content();
-        BinaryToJson json = BinaryToJson.get();
-        boolean rendered = json.holds(frame) ? json.renderLoaded() // the frame decoder's copy
-            : json.transcode(content, content.readerIndex() + RemotingFrame.PREFIX_LENGTH, frame.headerLength());
-        if (!rendered) {
+        BinaryToJson json = HeaderCodec.loaded(frame); // the frame decoder's copy, usually
+        if (!json.renderLoaded()) {
             // the frame decoder checked every length of a binary header: only a frame built past it gets here
             throw new io.rmqgw.codec.frame.MalformedFrameException(io.rmqgw.codec.frame.MalformedReason.TRUNCATED_BINARY_FIELD,
                 "binary header lengths run past the header");

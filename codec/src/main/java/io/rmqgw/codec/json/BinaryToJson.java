@@ -17,18 +17,19 @@ import org.apache.rocketmq.remoting.protocol.LanguageCode;
  *
  * <p>One per thread ({@link #get()}); not reentrant. The result ({@link #bytes()}[0, {@link #length()}))
  * stays valid until the next call on the thread. Input buffers and arrays are only read. The frame
- * decoder loads each binary header it checks ({@link #load}) and notes its frame ({@link #hold}), so a
- * render right after (same thread, same frame object) copies nothing more.
+ * decoder loads each binary header it checks ({@link #load}) and the frame keeps this renderer with the
+ * load's {@link #stamp()}, so a render of that frame while the load is still the thread's last one copies
+ * nothing more ({@link #renderLoaded()}; see {@code HeaderCodec.loaded}).
  */
-public final class BinaryToJson {
+public final class BinaryToJson extends ThreadScratch {
 
     private static final int KEEP_LIMIT = 64 * 1024;
     /** Eight bytes at a time, for runs that need no escape. */
     private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
     private static final long ONES = 0x0101010101010101L;
     private static final long HIGHS = 0x8080808080808080L;
-    private static final int REMARK_LENGTH_AT = JsonToBinary.FIXED_LENGTH;
-    private static final byte[] HEX = ascii("0123456789abcdef");
+    private static final int REMARK_LENGTH_AT = EnvelopeFields.REMARK_LENGTH_AT;
+    private static final byte[] HEX = EnvelopeFields.ascii("0123456789abcdef");
     /** Per ASCII byte: 0 copied, 'u' written as \\u00XX, otherwise the letter of its short escape. */
     private static final byte[] ESCAPE = new byte[128];
     private static final byte[][] LANGUAGE_NAMES = new byte[256][];
@@ -46,19 +47,21 @@ public final class BinaryToJson {
         ESCAPE['\\'] = '\\';
         for (LanguageCode language : LanguageCode.values()) {
             if (LANGUAGE_NAMES[language.getCode() & 0xFF] == null) { // the first with a code, as LanguageCode.valueOf
-                LANGUAGE_NAMES[language.getCode() & 0xFF] = ascii(language.name());
+                LANGUAGE_NAMES[language.getCode() & 0xFF] = EnvelopeFields.ascii(language.name());
             }
         }
     }
 
-    private static final byte[] J_CODE = ascii("{\"code\":");
-    private static final byte[] J_EXT = ascii(",\"extFields\":{");
-    private static final byte[] J_FLAG = ascii(",\"flag\":");
-    private static final byte[] J_LANGUAGE = ascii(",\"language\":\"");
-    private static final byte[] J_OPAQUE = ascii(",\"opaque\":");
-    private static final byte[] J_REMARK = ascii(",\"remark\":\"");
-    private static final byte[] J_TAIL = ascii(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
+    private static final byte[] J_CODE = EnvelopeFields.ascii("{\"code\":");
+    private static final byte[] J_EXT = EnvelopeFields.ascii(",\"extFields\":{");
+    private static final byte[] J_FLAG = EnvelopeFields.ascii(",\"flag\":");
+    private static final byte[] J_LANGUAGE = EnvelopeFields.ascii(",\"language\":\"");
+    private static final byte[] J_OPAQUE = EnvelopeFields.ascii(",\"opaque\":");
+    private static final byte[] J_REMARK = EnvelopeFields.ascii(",\"remark\":\"");
+    private static final byte[] J_TAIL = EnvelopeFields.ascii(",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
 
+    // per-thread scratch, not a memo: the input and output arrays are reused by every header this event loop
+    // renders, so the hot path allocates nothing
     private static final FastThreadLocal<BinaryToJson> LOCAL = new FastThreadLocal<>() {
         @Override
         protected BinaryToJson initialValue() {
@@ -70,10 +73,9 @@ public final class BinaryToJson {
     private byte[] out = new byte[4096];
     private byte[] result = out;
     private int length;
-    /** Bytes of the loaded header in {@code in}, and the frame it was noted for (identity). */
+    /** Bytes of the loaded header in {@code in} (or a one-off larger array). */
     private byte[] loadedIn = in;
     private int loaded;
-    private Object heldFor;
 
     private BinaryToJson() {
     }
@@ -105,10 +107,10 @@ public final class BinaryToJson {
 
     /**
      * Copies the binary header in {@code buf[index, index + length)} into this thread's input array and
-     * returns it (valid until the next call on the thread); the buffer is only read.
+     * returns it (valid until the next call on the thread); the buffer is only read. A new {@link #stamp()}.
      */
     public byte[] load(ByteBuf buf, int index, int length) {
-        heldFor = null;
+        renew();
         byte[] a = length <= in.length ? in : new byte[length];
         if (a.length <= KEEP_LIMIT) {
             in = a;
@@ -119,30 +121,20 @@ public final class BinaryToJson {
         return a;
     }
 
-    /** Notes the loaded header as the header of {@code frame} (identity), for {@link #holds(Object)}. */
-    public void hold(Object frame) {
-        heldFor = frame;
-    }
-
-    /** Whether the loaded header is the header of {@code frame}, noted by {@link #hold(Object)}. */
-    public boolean holds(Object frame) {
-        return frame != null && heldFor == frame;
-    }
-
     /** Renders the loaded header, as {@link #transcode}; false when a length field runs past it. */
     public boolean renderLoaded() {
         int length = loaded;
         byte[] a = loadedIn;
-        if (length < JsonToBinary.MIN_LENGTH) {
+        if (length < EnvelopeFields.MIN_LENGTH) {
             return false;
         }
         int remarkLength = getInt(a, REMARK_LENGTH_AT);
-        if (remarkLength < 0 || remarkLength > length - JsonToBinary.MIN_LENGTH) {
+        if (remarkLength < 0 || remarkLength > length - EnvelopeFields.MIN_LENGTH) {
             return false;
         }
         int extAt = REMARK_LENGTH_AT + 4 + remarkLength;
         int extLength = getInt(a, extAt);
-        if (extLength < 0 || extLength > length - JsonToBinary.MIN_LENGTH - remarkLength) {
+        if (extLength < 0 || extLength > length - EnvelopeFields.MIN_LENGTH - remarkLength) {
             return false;
         }
         return render((short) ((a[0] & 0xFF) << 8 | a[1] & 0xFF), a[2], (short) ((a[3] & 0xFF) << 8 | a[4] & 0xFF),
@@ -296,50 +288,13 @@ public final class BinaryToJson {
             high |= a[i];
             w = escapedByte(a[i++], o, w);
         }
-        if ((high & HIGHS) != 0 && !wellFormedUtf8(a, off, end)) {
+        if ((high & HIGHS) != 0 && !Utf8.wellFormed(a, off, end)) {
             // copied as they are, malformed bytes would make JSON no one can read; rocketmq-remoting reads
             // binary fields into Strings, each malformed sequence a U+FFFD: write what it would have read
             byte[] decoded = new String(a, off, len, StandardCharsets.UTF_8).getBytes(StandardCharsets.UTF_8);
             return escaped(decoded, 0, decoded.length, o, start);
         }
         return w;
-    }
-
-    /** Whether {@code a[off, end)} is well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or past U+10FFFF). */
-    static boolean wellFormedUtf8(byte[] a, int off, int end) {
-        for (int i = off; i < end; ) {
-            int lead = a[i] & 0xFF;
-            if (lead < 0x80) {
-                i++;
-                continue;
-            }
-            int n;
-            int min = 0x80;
-            int max = 0xBF;
-            if (lead >= 0xC2 && lead <= 0xDF) {
-                n = 2;
-            } else if (lead >= 0xE0 && lead <= 0xEF) {
-                n = 3;
-                min = lead == 0xE0 ? 0xA0 : 0x80;
-                max = lead == 0xED ? 0x9F : 0xBF;
-            } else if (lead >= 0xF0 && lead <= 0xF4) {
-                n = 4;
-                min = lead == 0xF0 ? 0x90 : 0x80;
-                max = lead == 0xF4 ? 0x8F : 0xBF;
-            } else {
-                return false;
-            }
-            if (end - i < n || (a[i + 1] & 0xFF) < min || (a[i + 1] & 0xFF) > max) {
-                return false;
-            }
-            for (int k = 2; k < n; k++) {
-                if ((a[i + k] & 0xC0) != 0x80) {
-                    return false;
-                }
-            }
-            i += n;
-        }
-        return true;
     }
 
     /**
@@ -401,12 +356,4 @@ public final class BinaryToJson {
     }
 
     private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
-
-    private static byte[] ascii(String s) {
-        byte[] b = new byte[s.length()];
-        for (int i = 0; i < b.length; i++) {
-            b[i] = (byte) s.charAt(i);
-        }
-        return b;
-    }
 }

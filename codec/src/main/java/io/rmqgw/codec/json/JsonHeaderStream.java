@@ -45,6 +45,7 @@ public final class JsonHeaderStream {
 
     private static final JsonFactory FACTORY = JsonFactory.builder().build();
 
+    // per-thread scratch, not a memo: the parser and its buffers are reused header after header (see the class doc)
     private static final FastThreadLocal<JsonHeaderStream> LOCAL = new FastThreadLocal<>() {
         @Override
         protected JsonHeaderStream initialValue() {

@@ -4,6 +4,8 @@ import static io.rmqgw.codec.header.HeaderFixtures.ALLOC;
 import static io.rmqgw.codec.header.HeaderFixtures.utf8;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -116,10 +118,15 @@ class SinglePassTest {
         RemotingFrame first = HeaderFixtures.frame(HeaderFixtures.sendV2Request(), SerializeType.JSON);
         RemotingFrame second = HeaderFixtures.frame(HeaderFixtures.request(org.apache.rocketmq.remoting.protocol.RequestCode.PULL_MESSAGE, HeaderFixtures.pull()), SerializeType.JSON);
         try {
-            assertTrue(JsonToBinary.get().holds(second));
+            long secondsScan = JsonToBinary.get().stamp();
+            assertSame(JsonToBinary.get(), HeaderCodec.transcoded(second));
+            assertEquals(secondsScan, JsonToBinary.get().stamp(), "the frame's own scan, not read again");
             JsonToBinary t = HeaderCodec.transcoded(first); // read again: the thread's result is the second frame's
             assertEquals(first.code(), t.code());
-            assertTrue(t.holds(first));
+            long firstsScan = t.stamp();
+            assertNotEquals(secondsScan, firstsScan);
+            assertSame(t, HeaderCodec.transcoded(first));
+            assertEquals(firstsScan, t.stamp(), "carried by the frame from then on");
             CommandHeader a = HeaderTranscoder.decodeRequest(second);
             CommandHeader b = HeaderTranscoder.decodeRequest(first);
             try {
