@@ -8,26 +8,52 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The one duration syntax of bench and probe, and their one name-server list syntax. */
+/** The one duration syntax of the configuration and the tools, and the tools' one name-server list syntax. */
 class DurationsTest {
 
     @Test
-    void numberAndUnitOrBareSeconds() {
+    void aNumberAndAUnit() {
         assertEquals(Duration.ofMillis(500), Durations.parse("x", "500ms"));
         assertEquals(Duration.ofSeconds(20), Durations.parse("x", "20s"));
-        assertEquals(Duration.ofSeconds(30), Durations.parse("x", "30"), "a bare number is seconds");
+        assertEquals(Duration.ofSeconds(20), Durations.parse("x", " 20 s "));
         assertEquals(Duration.ofMillis(1500), Durations.parse("x", "1.5s"));
-        assertEquals(Duration.ofMillis(1500), Durations.parse("x", "1.5"));
         assertEquals(Duration.ofMinutes(2), Durations.parse("x", "2m"));
         assertEquals(Duration.ofHours(1), Durations.parse("x", "1H"));
+        assertEquals(Duration.ofDays(1), Durations.parse("x", "1d"));
+        assertEquals(Duration.ofSeconds(30), Durations.parse("x", "PT30S"), "ISO-8601 too");
         assertEquals(Duration.ZERO, Durations.parse("x", "0s"));
     }
 
     @Test
+    void aBareNumberIsRefusedWithTheWaysToWriteIt() {
+        for (String bare : List.of("30", "1.5")) {
+            InvalidValueException e = assertThrows(InvalidValueException.class, () -> Durations.parse("--duration", bare));
+            assertEquals("--duration: needs a unit: " + bare + "s, " + bare + "ms or " + bare + "m, was '" + bare + "'",
+                e.getMessage());
+            assertEquals("--duration", e.what());
+            assertTrue(e.reason().startsWith("needs a unit"), e.reason());
+        }
+    }
+
+    @Test
+    void wholeMillisecondsOnlyAndTheToolsAtMostAWeek() {
+        InvalidValueException fraction = assertThrows(InvalidValueException.class, () -> Durations.parse("x", "0.1ms"));
+        assertEquals("x: must be a whole number of milliseconds, was '0.1ms'", fraction.getMessage());
+        assertEquals(Duration.ofHours(9999), Durations.parse("x", "9999h"), "the syntax itself has no bound");
+        InvalidValueException tooLong = assertThrows(InvalidValueException.class,
+            () -> Durations.parse("--timeout", "9999h", Durations.TOOL_MAX));
+        assertEquals("--timeout: at most a week, was '9999h'", tooLong.getMessage());
+        assertEquals(Duration.ofDays(7), Durations.parse("--timeout", "7d", Durations.TOOL_MAX));
+        InvalidValueException huge = assertThrows(InvalidValueException.class,
+            () -> Durations.parse("x", "99999999999999999999d"));
+        assertEquals("x: is too large, was '99999999999999999999d'", huge.getMessage());
+    }
+
+    @Test
     void refusedWithTheOptionNamed() {
-        for (String bad : List.of("", "s", "1d", "-1s", "1..2s", "9999h", "PT5S", "soon")) {
+        for (String bad : List.of("", "s", "30", "-1s", "1..2s", "1w", "P-5S", "PT-5S", "soon")) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> Durations.parse("--duration", bad), bad);
+                () -> Durations.parse("--duration", bad, Durations.TOOL_MAX), bad);
             assertTrue(e.getMessage().startsWith("--duration: "), e.getMessage());
         }
     }

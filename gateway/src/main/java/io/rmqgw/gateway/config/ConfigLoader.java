@@ -4,8 +4,9 @@ import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.rmqgw.tools.Durations;
+import io.rmqgw.tools.InvalidValueException;
 import java.io.IOException;
-import java.math.BigDecimal;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -14,10 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
@@ -187,50 +185,16 @@ public final class ConfigLoader {
 
     // ---------------------------------------------------------------- values
 
-    private static final Pattern DURATION = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h|d)");
-
     /**
-     * Parses a duration: a number and a unit ({@code ms}, {@code s}, {@code m}, {@code h}, {@code d}), e.g.
-     * {@code 500ms}, {@code 30s}, {@code 1.5s}, {@code 2m}; ISO-8601 ({@code PT30S}) is accepted too.
+     * Parses a duration in the one syntax of rmqgw ({@link Durations}): a number and a unit ({@code ms}, {@code s},
+     * {@code m}, {@code h}, {@code d}), e.g. {@code 500ms}, {@code 30s}, {@code 1.5s}, {@code 2m}; ISO-8601
+     * ({@code PT30S}) is accepted too; a bare number is refused.
      */
     public static Duration parseDuration(String path, String text) {
-        String s = text == null ? "" : text.trim();
-        if (s.isEmpty()) {
-            throw new ConfigException(path, "expected a duration such as 30s, 500ms or 2m");
-        }
-        if (s.startsWith("P") || s.startsWith("p")) {
-            try {
-                Duration d = Duration.parse(s);
-                if (d.isNegative()) {
-                    throw new ConfigException(path, "must not be negative, was '" + text + "'");
-                }
-                return d;
-            } catch (java.time.format.DateTimeParseException e) {
-                throw new ConfigException(path, "expected a duration such as 30s, 500ms or 2m, was '" + text + "'");
-            }
-        }
-        Matcher m = DURATION.matcher(s.toLowerCase(Locale.ROOT));
-        if (!m.matches()) {
-            if (s.chars().allMatch(Character::isDigit)) {
-                throw new ConfigException(path, "needs a unit: " + s + "s, " + s + "ms or " + s + "m, was '" + text + "'");
-            }
-            throw new ConfigException(path, "expected a duration such as 30s, 500ms or 2m, was '" + text + "'");
-        }
-        long unitMillis = switch (m.group(2)) {
-            case "ms" -> 1L;
-            case "s" -> 1_000L;
-            case "m" -> 60_000L;
-            case "h" -> 3_600_000L;
-            default -> 86_400_000L;
-        };
-        BigDecimal millis = new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(unitMillis));
         try {
-            return Duration.ofMillis(millis.longValueExact());
-        } catch (ArithmeticException e) {
-            if (millis.stripTrailingZeros().scale() > 0) {
-                throw new ConfigException(path, "must be a whole number of milliseconds, was '" + text + "'");
-            }
-            throw new ConfigException(path, "is too large, was '" + text + "'");
+            return Durations.parse(path, text);
+        } catch (InvalidValueException e) {
+            throw new ConfigException(path, e.reason());
         }
     }
 
