@@ -80,4 +80,27 @@ class DurationsTest {
             assertTrue(e.getMessage().startsWith("--namesrv: "), e.getMessage());
         }
     }
+
+    @Test
+    void oneHostPortSyntax() {
+        assertEquals(new HostPort("10.0.0.1", 9876), HostPort.parse("x", " 10.0.0.1:9876 "));
+        assertEquals(new HostPort("[::1]", 9876), HostPort.parse("x", "[::1]:9876"));
+        assertEquals("::1", HostPort.parse("x", "[::1]:9876").bareHost());
+        assertEquals(new HostPort("::1", 9876), HostPort.parse("x", "::1:9876"), "split at the last colon, as RocketMQ");
+        assertEquals(65535, HostPort.parse("x", "h:65535").port());
+        for (String[] bad : new String[][] {
+            {"", "--listen: must be host:port, e.g. 127.0.0.1:9876"},
+            {"9876", "--listen: must be host:port, e.g. 127.0.0.1:9876, was '9876'"},
+            {"h:", "--listen: must be host:port, e.g. 127.0.0.1:9876, was 'h:'"},
+            {"h:x", "--listen: port is not a number in 'h:x'"},
+            {"h:0", "--listen: port must be between 1 and 65535, was 0 in 'h:0'"},
+            {"h:65536", "--listen: port must be between 1 and 65535, was 65536 in 'h:65536'"},
+            {"h:123456789012", "--listen: port must be between 1 and 65535, was 123456789012 in 'h:123456789012'"},
+            {"a:b:1", "--listen: host must be a host name or address, was 'a:b' in 'a:b:1'"},
+            {"[v6]:1", "--listen: host must be a host name or address, was '[v6]' in '[v6]:1'"},
+            {"a b:1", "--listen: host must be a host name or address, was 'a b' in 'a b:1'"}}) {
+            InvalidValueException e = assertThrows(InvalidValueException.class, () -> HostPort.parse("--listen", bad[0]));
+            assertEquals(bad[1], e.getMessage());
+        }
+    }
 }
