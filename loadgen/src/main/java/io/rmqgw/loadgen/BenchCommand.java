@@ -116,7 +116,7 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
         String warmup;
 
         @Option(names = "--duration", paramLabel = "DURATION",
-            description = "Length of the measurement after the warm-up (500ms, 30s, 2m, 1h; a bare number is seconds)."
+            description = "Length of the measurement after the warm-up (500ms, 30s, 2m, 1h; the unit is required)."
                 + " Default: 20s (produce, latency); consume: until --count messages arrived.")
         String duration;
 
@@ -238,7 +238,7 @@ public final class BenchCommand implements Callable<Integer>, Subcommand {
 
         Duration duration(String what, String text) {
             try {
-                return Durations.parse(what, text);
+                return Durations.parse(what, text, Durations.TOOL_MAX);
             } catch (IllegalArgumentException e) {
                 throw usage(e.getMessage());
             }

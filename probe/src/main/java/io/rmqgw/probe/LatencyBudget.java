@@ -81,11 +81,11 @@ public record LatencyBudget(List<Limit> limits) {
             }
             Duration bound;
             if (m.group(3).chars().allMatch(c -> Character.isDigit(c) || c == '.')) {
-                // a bare number is seconds for --duration, but a latency written without a unit is too easily meant as ms
+                // Durations refuses a bare number too; this says it in a latency's terms (ms or s)
                 throw new IllegalArgumentException(name + ": the bound needs a unit, e.g. " + m.group(3) + "ms or "
                     + m.group(3) + "s, was '" + p + "'");
             }
-            bound = Durations.parse(name, m.group(3));
+            bound = Durations.parse(name, m.group(3), Durations.TOOL_MAX);
             if (limits.stream().anyMatch(l -> l.percentile() == percentile)) {
                 throw new IllegalArgumentException(name + " is given twice");
             }

@@ -49,7 +49,7 @@ import picocli.CommandLine.Spec;
         "  rmqgw probe --namesrv gw.example.com:9876 --rate 50 --duration 30s \\",
         "      --latency-budget 'p99<=500ms'",
         "  rmqgw probe --count 100 --json",
-        "  rmqgw probe --duration 30 --json-file /var/log/rmqgw/probe.jsonl"})
+        "  rmqgw probe --duration 30s --json-file /var/log/rmqgw/probe.jsonl"})
 public final class ProbeCommand implements Callable<Integer>, Subcommand {
 
     /** The most messages one run may send (the tally keeps a few bytes per message). */
@@ -95,8 +95,8 @@ public final class ProbeCommand implements Callable<Integer>, Subcommand {
     Integer count;
 
     @Option(names = "--duration", paramLabel = "DURATION",
-        description = "Send for this long (at --rate, so rate x duration messages): 500ms, 30s, 2m; a bare number is"
-            + " seconds. Excludes --count. Default: 10s.")
+        description = "Send for this long (at --rate, so rate x duration messages): 500ms, 30s, 2m (the unit is"
+            + " required). Excludes --count. Default: 10s.")
     String duration;
 
     @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "10s",
@@ -219,7 +219,7 @@ public final class ProbeCommand implements Callable<Integer>, Subcommand {
 
     private Duration duration(String option, String text) {
         try {
-            return Durations.parse(option, text);
+            return Durations.parse(option, text, Durations.TOOL_MAX);
         } catch (IllegalArgumentException e) {
             throw usage(e.getMessage());
         }

@@ -95,8 +95,7 @@ class ProbeCommandTest {
         assertEquals(0, run("--count", "7", "--rate", "1000"));
         assertEquals(7, runs.get(0).count());
         assertEquals(0, run("--duration", "100ms", "--rate", "1"));
-        // a bare number is seconds, as for rmqgw bench
-        assertEquals(0, run("--duration", "3", "--rate", "2"));
+        assertEquals(0, run("--duration", "3s", "--rate", "2"));
         assertEquals(6, runs.get(runs.size() - 1).count());
         assertEquals(1, runs.get(1).count(), "at least one message");
         assertEquals(Duration.ZERO, runs.get(1).sendingTime());

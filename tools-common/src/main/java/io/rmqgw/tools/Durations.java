@@ -1,54 +1,84 @@
 package io.rmqgw.tools;
 
+import java.math.BigDecimal;
 import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
- * The one duration syntax of rmqgw's tools ({@code rmqgw bench}, {@code rmqgw probe}): a number, decimals
- * allowed, and a unit: {@code 500ms}, {@code 1.5s}, {@code 2m}, {@code 1h}; a bare number is seconds
- * ({@code 30} is {@code 30s}). At most a week; never negative.
+ * The one duration syntax of rmqgw, in its configuration file and on every command line ({@code rmqgw bench},
+ * {@code rmqgw probe}, {@code rmqgw reload}): a number, decimals allowed, and a unit, which is required:
+ * {@code ms}, {@code s}, {@code m}, {@code h} or {@code d} ({@code 500ms}, {@code 1.5s}, {@code 2m}, {@code 1h});
+ * ISO-8601 ({@code PT30S}) is read too. Whole milliseconds; never negative. A bare number is refused (is
+ * {@code 30} seconds or milliseconds?), naming the ways to write it.
  */
 public final class Durations {
 
     /** What every tool's help says about durations. */
-    public static final String SYNTAX = "a number and a unit (ms, s, m, h), e.g. 500ms, 1.5s, 2m; a bare number is seconds";
+    public static final String SYNTAX = "a number and a unit (ms, s, m, h), e.g. 500ms, 1.5s, 2m";
 
-    private static final Duration MAX = Duration.ofDays(7);
+    /** The longest duration the tools take (a run, a timeout): a week. */
+    public static final Duration TOOL_MAX = Duration.ofDays(7);
+
+    private static final Pattern DURATION = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h|d)");
 
     private Durations() {
     }
 
-    /** Parses {@code text}; throws IllegalArgumentException, starting with {@code what}, when it is not a duration. */
+    /**
+     * Parses {@code text}; throws an {@link InvalidValueException} naming {@code what} when it is not a duration.
+     */
     public static Duration parse(String what, String text) {
-        String s = text == null ? "" : text.trim().toLowerCase(Locale.ROOT);
-        int i = 0;
-        while (i < s.length() && (Character.isDigit(s.charAt(i)) || s.charAt(i) == '.')) {
-            i++;
+        String s = text == null ? "" : text.trim();
+        if (s.isEmpty()) {
+            throw new InvalidValueException(what, "expected a duration such as 30s, 500ms or 2m");
         }
-        double number;
-        try {
-            number = i == 0 ? Double.NaN : Double.parseDouble(s.substring(0, i));
-        } catch (NumberFormatException e) {
-            number = Double.NaN;
+        if (s.startsWith("P") || s.startsWith("p")) {
+            try {
+                Duration d = Duration.parse(s);
+                if (d.isNegative()) {
+                    throw new InvalidValueException(what, "must not be negative, was '" + text + "'");
+                }
+                return d;
+            } catch (DateTimeParseException e) {
+                throw new InvalidValueException(what, "expected a duration such as 30s, 500ms or 2m, was '" + text + "'");
+            }
         }
-        if (Double.isNaN(number)) {
-            throw new IllegalArgumentException(what + ": expected a duration such as 500ms, 20s, 2m or 1h (a bare number"
-                + " is seconds), was '" + text + "'");
+        Matcher m = DURATION.matcher(s.toLowerCase(Locale.ROOT));
+        if (!m.matches()) {
+            if (s.chars().allMatch(c -> Character.isDigit(c) || c == '.') && s.chars().anyMatch(Character::isDigit)) {
+                throw new InvalidValueException(what, "needs a unit: " + s + "s, " + s + "ms or " + s + "m, was '"
+                    + text + "'");
+            }
+            throw new InvalidValueException(what, "expected a duration such as 30s, 500ms or 2m, was '" + text + "'");
         }
-        String unit = s.substring(i).trim();
-        double nanosPerUnit = switch (unit) {
-            case "ms" -> 1e6;
-            case "", "s" -> 1e9;
-            case "m" -> 60e9;
-            case "h" -> 3600e9;
-            default -> throw new IllegalArgumentException(what + ": unknown unit '" + unit + "' in '" + text
-                + "' (use ms, s, m or h)");
+        long unitMillis = switch (m.group(2)) {
+            case "ms" -> 1L;
+            case "s" -> 1_000L;
+            case "m" -> 60_000L;
+            case "h" -> 3_600_000L;
+            default -> 86_400_000L;
         };
-        double nanos = number * nanosPerUnit;
-        if (nanos > MAX.toNanos()) {
-            throw new IllegalArgumentException(what + ": at most a week, was '" + text + "'");
+        BigDecimal millis = new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(unitMillis));
+        try {
+            return Duration.ofMillis(millis.longValueExact());
+        } catch (ArithmeticException e) {
+            if (millis.stripTrailingZeros().scale() > 0) {
+                throw new InvalidValueException(what, "must be a whole number of milliseconds, was '" + text + "'");
+            }
+            throw new InvalidValueException(what, "is too large, was '" + text + "'");
         }
-        return Duration.ofNanos(Math.round(nanos));
+    }
+
+    /** {@link #parse(String, String)}, refusing more than {@code max}. */
+    public static Duration parse(String what, String text, Duration max) {
+        Duration d = parse(what, text);
+        if (d.compareTo(max) > 0) {
+            throw new InvalidValueException(what, "at most " + (max.equals(TOOL_MAX) ? "a week" : format(max)) + ", was '" + text + "'");
+        }
+        return d;
     }
 
     /** {@code d} as a short text that {@link #parse} reads back: 1.5s, 250ms, 2m. */

@@ -20,8 +20,8 @@ import java.util.Objects;
  * @param tokenFile            a file holding the token instead (first line, trimmed); not both
  * @param tokenProtectsMetrics whether {@code /metrics} needs the token too
  */
-public record AdminConfig(Boolean enabled, HostPort listen, Boolean topicLabels, Integer topicLabelLimit, String token,
-                          String tokenFile, Boolean tokenProtectsMetrics) {
+public record AdminConfig(Boolean enabled, HostPort listen, Boolean topicLabels, Integer topicLabelLimit,
+                          @Secret String token, String tokenFile, Boolean tokenProtectsMetrics) {
 
     public static final HostPort DEFAULT_LISTEN = new HostPort("127.0.0.1", 9877);
     public static final int DEFAULT_TOPIC_LABEL_LIMIT = 100;

@@ -14,13 +14,19 @@ import java.util.Objects;
  *                                finishes a frame is closed); 0 turns it off
  * @param maxConnections          client connections the gateway holds at most, all listeners together; 0: no limit
  * @param maxConnectionsPerAddress client connections from one source address at most; 0: no limit
- * @param maxIncompleteFrameBytes the largest frame a client connection may buffer, in bytes: a frame is stored
- *                                whole before it is forwarded (no cut-through), so this bounds a client frame like
- *                                {@code max-frame-length}, and the lower of the two applies. Default 8 MiB: twice
- *                                RocketMQ's default message size limit (4 MiB), room for headers and properties
- * @param incompleteFrameBudget   bytes all client connections together may hold in frames not yet whole; a read that
- *                                would pass it closes its connection. Default: a quarter of the JVM's direct memory
- *                                limit, so half-sent frames cannot exhaust it; 0: no limit
+ * @param maxIncompleteFrameBytes the largest client frame stored whole before it is forwarded, in bytes (the lower of
+ *                                this and {@code max-frame-length}). A larger frame, up to {@code max-frame-length},
+ *                                may stream through instead when its handler allows it (a request of at least
+ *                                {@link io.rmqgw.codec.frame.FrameDecoder#LARGE_FRAME_LENGTH} bytes with an answer,
+ *                                to a connected upstream, whose body is relayed as it is); one that cannot stream is
+ *                                refused once it holds this many bytes. Default 8 MiB: twice RocketMQ's default
+ *                                message size limit (4 MiB), room for headers and properties
+ * @param incompleteFrameBudget   bytes all client connections together may pin in frames not yet whole, counted as
+ *                                the capacity of the buffers holding them and at least
+ *                                {@link io.rmqgw.codec.frame.FrameDecoder#PARTIAL_FRAME_FLOOR} (2 KiB) a connection
+ *                                holding one (a frame streaming through holds none of its body); a read that would
+ *                                pass it closes its connection. Default: a quarter of the JVM's direct memory limit,
+ *                                so half-sent frames cannot exhaust it; 0: no limit
  * @param maxPendingWriteBytes    bytes of the gateway's own answers (errors, timeouts, local answers) queued to one
  *                                client and not yet taken by its socket; one more closes the connection
  * @param maxPendingWrites        the same bound as a count of answers (each queued write costs memory of its own)

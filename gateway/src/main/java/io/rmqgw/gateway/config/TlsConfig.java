@@ -20,7 +20,7 @@ import java.util.Objects;
  * @param mode              {@code permissive} (TLS and plain) or {@code enforcing} (TLS only)
  * @param fileCheckInterval how often the files are checked for changes; 0 checks them on reloads only
  */
-public record TlsConfig(Boolean enabled, String certFile, String keyFile, String keyPassword, TlsMode mode,
+public record TlsConfig(Boolean enabled, String certFile, String keyFile, @Secret String keyPassword, TlsMode mode,
                         Duration fileCheckInterval) {
 
     public static final Duration DEFAULT_FILE_CHECK_INTERVAL = Duration.ofSeconds(10);

@@ -7,7 +7,7 @@ package io.rmqgw.gateway.config;
  * @param accessKey the broker user's access key (ACL 2.0: the user name)
  * @param secretKey its secret key (ACL 2.0: the password); never logged nor written back out
  */
-public record UpstreamAclConfig(String accessKey, String secretKey) {
+public record UpstreamAclConfig(String accessKey, @Secret String secretKey) {
 
     public UpstreamAclConfig {
         accessKey = required("upstream.acl.access-key", accessKey);

@@ -22,7 +22,7 @@ import java.util.Objects;
 public record UpstreamConfig(List<HostPort> namesrv, Duration connectTimeout, Duration requestTimeout,
                              Duration longPollTimeout, HeaderEncoding headerEncoding, String namesrvAddressUrl,
                              Duration namesrvAddressPollInterval, Duration namesrvAddressTimeout,
-                             UpstreamAclConfig acl, UpstreamTlsConfig tls) {
+                             @Secret UpstreamAclConfig acl, UpstreamTlsConfig tls) {
 
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(3);
     public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(30);

@@ -24,7 +24,7 @@ import java.util.Objects;
  * @param keyPassword the key's password, or null for an unencrypted key
  */
 public record UpstreamTlsConfig(Boolean enabled, String trustCert, String certFile, String keyFile,
-                                String keyPassword) {
+                                @Secret String keyPassword) {
 
     public static final UpstreamTlsConfig DISABLED = new UpstreamTlsConfig(null, null);
 

@@ -65,6 +65,6 @@ class AddressesTest {
     @Test
     void aBadPortSaysSo() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Addresses.parse("host:70000"));
-        assertEquals("port is not a number from 1 to 65535 in 'host:70000'", e.getMessage());
+        assertEquals("port must be between 1 and 65535, was 70000 in 'host:70000'", e.getMessage());
     }
 }
