@@ -33,6 +33,7 @@ import io.rmqgw.codec.header.SendRequestHeader;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.broker.BrokerListeners;
 import io.rmqgw.gateway.broker.ClientRegistration;
+import io.rmqgw.gateway.broker.LitePullHandler;
 import io.rmqgw.gateway.broker.PullHandler;
 import io.rmqgw.gateway.broker.SendHandler;
 import io.rmqgw.gateway.broker.StoreHostRequests;
@@ -160,8 +161,9 @@ public final class HandlerTables {
             // offsetMsgIds in the answer point at the gateway
             .request(new SendHandler(storeHosts), SEND_MESSAGE, SEND_MESSAGE_V2, SEND_BATCH_MESSAGE,
                 SEND_REPLY_MESSAGE, SEND_REPLY_MESSAGE_V2)
-            // long polls; store hosts in the records point at the gateway
-            .request(new PullHandler(storeHosts), PULL_MESSAGE, LITE_PULL_MESSAGE)
+            // long polls; store hosts in the records point at the gateway; 361 as 11 to brokers before 5.0.0
+            .request(new PullHandler(storeHosts), PULL_MESSAGE)
+            .request(new LitePullHandler(storeHosts), LITE_PULL_MESSAGE)
             .request(new StoredRecordsHandler(storeHosts, true), POP_MESSAGE)
             .request(new StoredRecordsHandler(storeHosts, false), QUERY_MESSAGE, VIEW_MESSAGE_BY_ID)
             // relayed as they are, once their names passed

@@ -9,7 +9,7 @@ import io.rmqgw.gateway.relay.Exchange;
  * Pulls (names and limits are the role's filters): held as long polls, store hosts rewritten in the records, sent
  * as their filters left them.
  */
-public final class PullHandler extends StoredRecordsHandler {
+public class PullHandler extends StoredRecordsHandler {
 
     public PullHandler(StoreHostMapper storeHosts) {
         super(storeHosts, true);

@@ -3,6 +3,8 @@ package io.rmqgw.gateway.relay;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
+import io.netty.util.Attribute;
+import io.netty.util.AttributeKey;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.header.CommandHeader;
 import io.rmqgw.gateway.edge.EdgeSettings;
@@ -46,7 +48,10 @@ public interface Exchange {
     /** The encoding of the gateway's own answer to this request. */
     SerializeType answerEncoding();
 
-    /** Keeps {@code context} with the request for {@link RequestHandler#onResponse} (set while treating it). */
+    /**
+     * Keeps {@code context} with the request for {@link RequestHandler#onResponse} (set while treating it); a
+     * reference-counted one is the exchange's, released if the request ends without its handler taking it back.
+     */
     void keep(Object context);
 
     /** What {@link #keep} stored, or null. */
@@ -69,6 +74,25 @@ public interface Exchange {
      * {@code request}.
      */
     ByteBuf forward(RemotingFrame request);
+
+    /**
+     * The MQVersion ordinal the upstream connection's answers carry (the latest that set one), 0 while none did or
+     * no upstream is connected.
+     */
+    int upstreamVersion();
+
+    /**
+     * What a handler remembers of the upstream connection the request goes to (what its broker serves, say): gone
+     * with the connection; null when none is connected.
+     */
+    <T> Attribute<T> upstreamAttr(AttributeKey<T> key);
+
+    /**
+     * Sends {@code request} (bytes for the upstream) instead, from {@link RequestHandler#onResponse}: the answer the
+     * handler had is not the client's, the answer to these bytes will be (within the request's timeout, counted
+     * again). Takes ownership of {@code request}.
+     */
+    void resend(ByteBuf request);
 
     /**
      * A client frame's bytes in the upstream header encoding. Takes ownership of {@code frame} and of

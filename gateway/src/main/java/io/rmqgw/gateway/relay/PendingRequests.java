@@ -7,8 +7,8 @@ import java.util.List;
 
 /**
  * Requests a client sent upstream that still await their response, by opaque. Owned by one event
- * loop: no locking. Oneway requests never enter (they get no response). An entry's PULL_MESSAGE bytes
- * are owned by it until {@link #remove} hands it to the caller; the bulk removals release them.
+ * loop: no locking. Oneway requests never enter (they get no response). What an entry's handler kept stays
+ * the entry's until {@link #remove} hands it to the caller; the bulk removals release it.
  */
 final class PendingRequests {
 
@@ -19,7 +19,7 @@ final class PendingRequests {
         RequestExchange replaced = byOpaque.put(pending.opaque(), pending);
         if (replaced != null) {
             // a client reusing an opaque still in flight: the older answer is lost to it either way
-            replaced.releaseAsPull();
+            replaced.releaseKept();
             replaced.phase = RequestExchange.Phase.DONE;
         }
         size = byOpaque.size();
@@ -44,7 +44,7 @@ final class PendingRequests {
                 }
                 expired.add(p);
                 it.remove();
-                p.releaseAsPull();
+                p.releaseKept();
             }
         }
         size = byOpaque.size();
@@ -59,7 +59,7 @@ final class PendingRequests {
             if (which.test(p)) {
                 removed.add(p);
                 it.remove();
-                p.releaseAsPull();
+                p.releaseKept();
             }
         }
         size = byOpaque.size();
@@ -70,7 +70,7 @@ final class PendingRequests {
     List<RequestExchange> drain() {
         List<RequestExchange> all = new ArrayList<>(byOpaque.values());
         byOpaque.clear();
-        all.forEach(RequestExchange::releaseAsPull);
+        all.forEach(RequestExchange::releaseKept);
         size = 0;
         return all;
     }

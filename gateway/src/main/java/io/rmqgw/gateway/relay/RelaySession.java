@@ -62,14 +62,6 @@ public final class RelaySession implements ClientConnection {
     static final int MAX_HELD_REFUSALS = 64;
     /** What a request gets once the gateway stops; RocketMQ clients retry SYSTEM_BUSY on another broker. */
     static final String DRAINING_REMARK = "rmqgw is draining (stopping); retry another address";
-    /**
-     * MQVersion.Version.V5_0_0.ordinal(): a frame's {@code version} is its sender's MQVersion ordinal, and brokers
-     * before 5.0.0 do not know LITE_PULL_MESSAGE (361).
-     */
-    static final int V5_0_0 = 413;
-    private static final byte LITE_PULL_UNKNOWN = 0;
-    private static final byte LITE_PULL_SERVED = 1;
-    private static final byte LITE_PULL_AS_PULL = 2;
 
     private final RelayContext context;
     private final UpstreamRole role;
@@ -90,16 +82,10 @@ public final class RelaySession implements ClientConnection {
     private final ReadGate reads;
     /** The client's frame decoder: the sweep asks it how long its frame has been arriving. */
     private final FrameDecoder clientFrames;
-    /** Broker ports only: a name server serves no pulls, and what it answers a 361 is relayed as it is. */
-    private final boolean translatesLitePulls;
 
     private SessionState state = new SessionState.Accepted();
-    /**
-     * Whether this upstream connection's broker serves LITE_PULL_MESSAGE, or gets it as PULL_MESSAGE (same header
-     * and fields): told by the version on its answers (0, a sender that set none, tells nothing) or by its answer
-     * to a 361. While unknown, a 361 goes as it is, its PULL_MESSAGE bytes kept to be sent once instead.
-     */
-    private byte litePull = LITE_PULL_UNKNOWN;
+    /** The MQVersion ordinal on the upstream connection's latest answer that set one; 0 while none did. */
+    private int upstreamVersion;
     /** The header encoding of the client's latest request: what a mirroring answer uses. */
     private SerializeType clientEncoding;
     private boolean clientNeedsFlush;
@@ -157,7 +143,6 @@ public final class RelaySession implements ClientConnection {
         this.source = RateLimits.Source.of(client.remoteAddress());
         this.reads = new ReadGate(client);
         this.clientFrames = client.pipeline().get(FrameDecoder.class);
-        this.translatesLitePulls = handlers.role() == Role.BROKER;
     }
 
     /** The pipeline for accepted client connections; the client is read only once its upstream is settled. */
@@ -331,7 +316,7 @@ public final class RelaySession implements ClientConnection {
         if ((phase == RequestExchange.Phase.TREATED || phase == RequestExchange.Phase.RESPONDING) && !exchange.oneway()) {
             exchange.phase = RequestExchange.Phase.DEFERRED;
             deferredAnswers++;
-        } else {
+        } else if (phase != RequestExchange.Phase.FORWARDED) {
             exchange.phase = RequestExchange.Phase.DONE;
         }
     }
@@ -609,7 +594,7 @@ public final class RelaySession implements ClientConnection {
             if (f.isSuccess()) {
                 role.upstreamResult(target, true);
                 state = state.connected(f.channel());
-                litePull = LITE_PULL_UNKNOWN;
+                upstreamVersion = 0;
                 reads.upstream(f.channel());
                 drainWaiting();
                 reads.dialing(false);
@@ -834,45 +819,14 @@ public final class RelaySession implements ClientConnection {
             metrics.oneway(code);
             upstream.write(headWithBody(out, streamed, upstream), upstream.voidPromise());
         } else {
-            ByteBuf asPull = null;
-            if (code == RequestCode.LITE_PULL_MESSAGE && translatesLitePulls && streamed == 0) {
-                if (litePull == LITE_PULL_AS_PULL) {
-                    out = asPull(out);
-                    metrics.litePullTranslated();
-                } else if (litePull == LITE_PULL_UNKNOWN) {
-                    asPull = pullBytes(out);
-                }
-            }
             long sent = System.nanoTime();
             UpstreamSettings settings = context.upstream();
             long timeout = handler.longPolling() ? settings.longPollTimeoutNanos() : settings.requestTimeoutNanos();
-            exchange.forwarded(sent, sent + timeout, asPull);
+            exchange.forwarded(sent, sent + timeout);
             pending.add(exchange);
             upstream.write(headWithBody(out, streamed, upstream), upstream.voidPromise());
         }
         upstreamNeedsFlush = true;
-    }
-
-    /** {@code request} (the bytes for the upstream) as PULL_MESSAGE, same header and fields. Takes ownership. */
-    private ByteBuf asPull(ByteBuf request) {
-        try {
-            return Frames.withCode(client.alloc(), request, RequestCode.PULL_MESSAGE);
-        } finally {
-            request.release();
-        }
-    }
-
-    /**
-     * {@code request} as PULL_MESSAGE, in buffers of its own (a JSON one holds a reference to the body);
-     * {@code request} stays the caller's (released if this throws).
-     */
-    private ByteBuf pullBytes(ByteBuf request) {
-        try {
-            return Frames.withCode(client.alloc(), request, RequestCode.PULL_MESSAGE);
-        } catch (RuntimeException e) {
-            request.release();
-            throw e;
-        }
     }
 
     /**
@@ -958,18 +912,17 @@ public final class RelaySession implements ClientConnection {
                 frame.release();
                 return;
             }
-            ByteBuf asPullBytes = p.takeAsPull();
-            if (asPullBytes != null && resentAsPull(p, asPullBytes, frame)) {
-                return;
-            }
-            if (litePull == LITE_PULL_UNKNOWN) {
-                learnLitePull(p.code(), frame);
+            if (frame.version() != 0) {
+                upstreamVersion = frame.version();
             }
             long received = System.nanoTime();
             int result = frame.code();
-            role.upstreamAnswered();
             p.phase = RequestExchange.Phase.RESPONDING;
             out = p.handler().onResponse(p, frame);
+            if (p.phase == RequestExchange.Phase.FORWARDED) {
+                return; // sent again by its handler: the next answer is the client's
+            }
+            role.upstreamAnswered();
             if (out == null) {
                 deferUnlessAnswered(p);
             } else {
@@ -989,35 +942,25 @@ public final class RelaySession implements ClientConnection {
         }
     }
 
-    /**
-     * A LITE_PULL_MESSAGE sent while it was unknown whether the broker serves it: answered
-     * REQUEST_CODE_NOT_SUPPORTED (a broker before 5.0.0), it goes again as PULL_MESSAGE, once, and that answer is
-     * the client's; any other answer is the client's as it is. True when resent (the answer released).
-     */
-    private boolean resentAsPull(RequestExchange p, ByteBuf asPull, RemotingFrame answer) {
-        if (answer.code() != RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED
-            || !(state instanceof SessionState.Connected c)) {
-            asPull.release();
-            return false;
+    /** {@link Exchange#resend}: on the event loop, from the request's response handler. Takes ownership. */
+    void resend(RequestExchange exchange, ByteBuf request) {
+        if (exchange.phase != RequestExchange.Phase.RESPONDING || !(state instanceof SessionState.Connected c)) {
+            request.release();
+            throw new IllegalStateException("resend of " + exchange + " outside its response handler");
         }
-        answer.release();
-        litePull = LITE_PULL_AS_PULL;
-        metrics.litePullTranslated();
         long sent = System.nanoTime();
-        p.forwarded(sent, sent + (p.deadlineNanos - p.sentNanos), null);
-        pending.add(p);
-        c.channel().writeAndFlush(asPull, c.channel().voidPromise());
-        return true;
+        exchange.forwarded(sent, sent + (exchange.deadlineNanos - exchange.sentNanos));
+        pending.add(exchange);
+        c.channel().writeAndFlush(request, c.channel().voidPromise());
     }
 
-    /** What an answer tells of LITE_PULL_MESSAGE on this upstream: its sender's version, or the answer to a 361. */
-    private void learnLitePull(int requestCode, RemotingFrame answer) {
-        if (answer.version() != 0) {
-            litePull = answer.version() >= V5_0_0 ? LITE_PULL_SERVED : LITE_PULL_AS_PULL;
-        } else if (requestCode == RequestCode.LITE_PULL_MESSAGE) {
-            litePull = answer.code() == RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED
-                ? LITE_PULL_AS_PULL : LITE_PULL_SERVED;
-        }
+    int upstreamVersion() {
+        return upstreamVersion;
+    }
+
+    /** The connected upstream's channel, or null. */
+    Channel upstreamChannel() {
+        return state instanceof SessionState.Connected c ? c.channel() : null;
     }
 
     private void upstreamLost(Channel upstream) {

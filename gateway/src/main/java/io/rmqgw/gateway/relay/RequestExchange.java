@@ -1,6 +1,10 @@
 package io.rmqgw.gateway.relay;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.util.Attribute;
+import io.netty.util.AttributeKey;
+import io.netty.util.ReferenceCounted;
 import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.header.CommandHeader;
@@ -47,11 +51,6 @@ final class RequestExchange implements Exchange {
     Phase phase = Phase.TREATED;
     long sentNanos;
     long deadlineNanos;
-    /**
-     * A LITE_PULL_MESSAGE's bytes as PULL_MESSAGE, sent once instead if the broker does not know 361; owned here
-     * until {@link #takeAsPull}, released by {@link #releaseAsPull}.
-     */
-    private ByteBuf asPull;
 
     RequestExchange(RelaySession session, RemotingFrame request, long startNanos) {
         this.session = session;
@@ -184,6 +183,22 @@ final class RequestExchange implements Exchange {
     }
 
     @Override
+    public int upstreamVersion() {
+        return session.upstreamVersion();
+    }
+
+    @Override
+    public <T> Attribute<T> upstreamAttr(AttributeKey<T> key) {
+        Channel upstream = session.upstreamChannel();
+        return upstream == null ? null : upstream.attr(key);
+    }
+
+    @Override
+    public void resend(ByteBuf request) {
+        session.resend(this, request);
+    }
+
+    @Override
     public void answer(ByteBuf answer) {
         if (session.loop().inEventLoop()) {
             session.answer(this, answer);
@@ -218,24 +233,17 @@ final class RequestExchange implements Exchange {
     }
 
     /** Forwarded at {@code sent}: answered by the upstream before {@code deadline} or by the timeout scan. */
-    void forwarded(long sent, long deadline, ByteBuf pullBytes) {
+    void forwarded(long sent, long deadline) {
         this.phase = Phase.FORWARDED;
         this.sentNanos = sent;
         this.deadlineNanos = deadline;
-        this.asPull = pullBytes;
     }
 
-    /** The PULL_MESSAGE bytes kept for a resend, now the caller's; null when none. */
-    ByteBuf takeAsPull() {
-        ByteBuf taken = asPull;
-        asPull = null;
-        return taken;
-    }
-
-    void releaseAsPull() {
-        if (asPull != null) {
-            asPull.release();
-            asPull = null;
+    /** The request ended without its handler taking back what it kept: a reference-counted one is released. */
+    void releaseKept() {
+        if (context instanceof ReferenceCounted kept) {
+            context = null;
+            kept.release();
         }
     }
 

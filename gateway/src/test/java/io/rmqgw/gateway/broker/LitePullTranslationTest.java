@@ -1,4 +1,4 @@
-package io.rmqgw.gateway.relay;
+package io.rmqgw.gateway.broker;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -102,7 +102,7 @@ class LitePullTranslationTest {
 
     @Test
     void theVersionBoundIsMqVersionsOwn() {
-        assertEquals(MQVersion.Version.V5_0_0.ordinal(), RelaySession.V5_0_0);
+        assertEquals(MQVersion.Version.V5_0_0.ordinal(), LitePullHandler.V5_0_0);
     }
 
     @ParameterizedTest
