@@ -19,6 +19,7 @@ import io.rmqgw.gateway.namesrv.RouteQueries;
 import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.gateway.relay.RelayContext;
+import io.rmqgw.gateway.relay.ClientPipeline;
 import io.rmqgw.gateway.relay.RelaySession;
 import io.rmqgw.gateway.relay.RequestFilter;
 import io.rmqgw.gateway.relay.Feature;
@@ -146,7 +147,7 @@ public final class Gateway implements AutoCloseable {
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, Transport.WATER_MARK)
-                .childHandler(RelaySession.clientInitializer(context, metrics.namesrvListener(),
+                .childHandler(ClientPipeline.initializer(context, metrics.namesrvListener(),
                     new NamesrvRole(context, HandlerTables.namesrv(brokers, routes, context.cluster(), metrics,
                         virtualQueues::shapeRoute, unregistered, features), readiness)))
                 .bind(config.listen().host(), config.listen().port())

@@ -10,6 +10,7 @@ import io.rmqgw.gateway.net.Addresses;
 import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.gateway.relay.HandlerTable;
 import io.rmqgw.gateway.relay.RelayContext;
+import io.rmqgw.gateway.relay.ClientPipeline;
 import io.rmqgw.gateway.relay.RelaySession;
 import io.rmqgw.gateway.relay.UpstreamRole;
 import io.rmqgw.routing.BrokerPortMap;
@@ -147,7 +148,7 @@ public final class BrokerListeners implements AutoCloseable {
             .option(ChannelOption.SO_REUSEADDR, true)
             .childOption(ChannelOption.TCP_NODELAY, true)
             .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, Transport.WATER_MARK)
-            .childHandler(RelaySession.clientInitializer(context, context.metrics().brokerListener(brokerAddress),
+            .childHandler(ClientPipeline.initializer(context, context.metrics().brokerListener(brokerAddress),
                 role));
         ChannelFuture main = b.bind(listenHost, mainPort);
         ChannelFuture vip = b.bind(listenHost, vipPort);

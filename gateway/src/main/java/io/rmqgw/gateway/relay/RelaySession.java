@@ -54,12 +54,6 @@ public final class RelaySession implements ClientConnection {
     private static final long REDIAL_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final long REFUSAL_WARN_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
     private static final AtomicLong lastRefusalWarnNanos = new AtomicLong(System.nanoTime() - REFUSAL_WARN_INTERVAL_NANOS);
-    private static final AtomicLong lastSlowReaderWarnNanos = new AtomicLong(System.nanoTime() - REFUSAL_WARN_INTERVAL_NANOS);
-    /**
-     * Rate-limit refusals held on one connection at once ({@code rate-limits.refusal-delay}); past it a refusal is
-     * answered at once, so a client that keeps sending does not grow what the gateway holds for it.
-     */
-    static final int MAX_HELD_REFUSALS = 64;
     /** What a request gets once the gateway stops; RocketMQ clients retry SYSTEM_BUSY on another broker. */
     static final String DRAINING_REMARK = "rmqgw is draining (stopping); retry another address";
 
@@ -73,6 +67,12 @@ public final class RelaySession implements ClientConnection {
     /** The client's source address, as the address rate limits see it. */
     private final RateLimits.Source source;
     private final PendingRequests pending = new PendingRequests();
+    /** The client's input and the answers it is owed. */
+    private final ClientInput input;
+    /** What the session writes to its client: the bound on its own answers, flushes, the idle and unwritable clocks. */
+    private final ClientWrites writes;
+    /** Rate-limit refusals held {@code rate-limits.refusal-delay} before they are written. */
+    private final HeldRefusals heldRefusals = new HeldRefusals(this);
     /**
      * Requests that need the upstream, read while a dial is under way: the one that started it and those read in
      * the same burst (the client is not read meanwhile: a frame too long to store whole could only stream).
@@ -88,24 +88,14 @@ public final class RelaySession implements ClientConnection {
     private int upstreamVersion;
     /** The header encoding of the client's latest request: what a mirroring answer uses. */
     private SerializeType clientEncoding;
-    private boolean clientNeedsFlush;
     private boolean upstreamNeedsFlush;
     private boolean closeAfterBurst;
     private ScheduledFuture<?> timeoutScan;
-    /**
-     * Answers the client is owed: its requests (not oneway) read and not yet answered, wherever they
-     * wait (dial, upstream, a handler's later answer). A malformed frame closes the connection only once
-     * this is 0, so the requests read before it get their answers.
-     */
-    private int owedAnswers;
     /**
      * The upstream that took the head of the frame now streaming through, so its body follows; null when none
      * streams or its body is discarded (the head was answered here, or that upstream is gone).
      */
     private Channel streamTo;
-    /** Since when ({@code System.nanoTime()}, never 0) a malformed frame ended the client's input; 0 while it is read. */
-    private long inputEndedNanos;
-    private boolean closeIssued;
     /** Why the upstream connection ended, when it said so (a TLS refusal); for the answers it leaves owed. */
     private String upstreamEnded;
     /**
@@ -113,24 +103,6 @@ public final class RelaySession implements ClientConnection {
      * {@link Exchange#answer} (a fan-out, a route answer waiting for its listeners). In flight like pending ones.
      */
     private volatile int deferredAnswers;
-    /** The gateway's own answers written to the client and not yet taken by its socket. */
-    private int composedQueued;
-    private long composedQueuedBytes;
-    /** Closed for a write backlog: later answers are released unwritten. */
-    private boolean backlogClosed;
-    /**
-     * Rate-limit refusals composed and not yet written ({@link #answerRateLimited}), oldest first, each with the
-     * timer that writes it; every one is owed an answer ({@link #owedAnswers}) and counts in {@link #inFlight}.
-     */
-    private final ArrayDeque<HeldRefusal> heldRefusals = new ArrayDeque<>();
-    /** {@code heldRefusals.size()}, readable from any thread (the drain's count). */
-    private volatile int heldRefusalCount;
-    /** When the client's write buffer passed its high water mark; 0 while writable. */
-    private long unwritableSinceNanos;
-    /** The client was read or written to since the last idle check ({@link #closeIfIdle}). */
-    private boolean clientActive;
-    /** When an idle check last saw the client active ({@code System.nanoTime()}). */
-    private long clientActiveNanos;
 
     private RelaySession(RelayContext context, UpstreamRole role, ListenerMeters meters, Channel client) {
         this.context = context;
@@ -142,53 +114,9 @@ public final class RelaySession implements ClientConnection {
         this.clientAddress = Addresses.of(client.remoteAddress());
         this.source = RateLimits.Source.of(client.remoteAddress());
         this.reads = new ReadGate(client);
+        this.input = new ClientInput(client);
+        this.writes = new ClientWrites(client, context, metrics, handlers.role().label());
         this.clientFrames = client.pipeline().get(FrameDecoder.class);
-    }
-
-    /** The pipeline for accepted client connections; the client is read only once its upstream is settled. */
-    public static ChannelInitializer<Channel> clientInitializer(RelayContext context, ListenerMeters meters,
-                                                                UpstreamRole role) {
-        return new ChannelInitializer<>() {
-            @Override
-            protected void initChannel(Channel ch) {
-                DownstreamConfig downstream = context.downstream();
-                ConnectionLimits.Refusal refusal = context.connections()
-                    .admit(ch, downstream.maxConnections(), downstream.maxConnectionsPerAddress());
-                if (refusal != null) {
-                    refuse(context, role, ch, refusal, downstream);
-                    return;
-                }
-                // the ReadGate's initial state: nothing is read before the session starts
-                ch.config().setAutoRead(false);
-                // first in the pipeline when TLS is on: TLS or plain is told from the first bytes
-                context.tls().install(ch, role.handlers().role().label());
-                ch.pipeline().addLast("meters", meters.clientHandler());
-                ClientSide side = new ClientSide(context, meters, role);
-                // frames up to max-incomplete-frame-bytes are stored whole; a large one may stream up to max-frame-length
-                ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength(),
-                    context.clientFrameLimit(downstream), FrameDecoder.LARGE_FRAME_LENGTH, context.incompleteFrames(),
-                    side));
-                ch.pipeline().addLast("relay", side);
-            }
-        };
-    }
-
-    /** Closes a connection refused at accept: logged (at most every 10 s at WARN) and counted. */
-    private static void refuse(RelayContext context, UpstreamRole role, Channel ch, ConnectionLimits.Refusal refusal,
-                               DownstreamConfig downstream) {
-        context.metrics().connectionClosed(role.handlers().role().label(), CloseReason.CONNECTION_LIMIT);
-        String why = refusal == ConnectionLimits.Refusal.TOTAL
-            ? "the gateway holds downstream.max-connections (" + downstream.maxConnections() + ") client connections"
-            : "its address holds downstream.max-connections-per-address (" + downstream.maxConnectionsPerAddress() + ")";
-        long now = System.nanoTime();
-        long last = lastRefusalWarnNanos.get();
-        if (now - last >= REFUSAL_WARN_INTERVAL_NANOS && lastRefusalWarnNanos.compareAndSet(last, now)) {
-            log.warn("refusing client connection {}: {} (further refusals within 10 s are logged at DEBUG)",
-                Addresses.of(ch.remoteAddress()), why);
-        } else {
-            log.debug("refusing client connection {}: {}", Addresses.of(ch.remoteAddress()), why);
-        }
-        ch.close();
     }
 
     /** The session of an accepted client channel, or null before it is active (tests and diagnostics). */
@@ -209,7 +137,7 @@ public final class RelaySession implements ClientConnection {
 
     /** Requests forwarded and not answered yet, and those a handler will answer later; readable from any thread. */
     int inFlight() {
-        return pending.size() + Math.max(0, deferredAnswers) + heldRefusalCount;
+        return pending.size() + Math.max(0, deferredAnswers) + heldRefusals.count();
     }
 
     /** Requests forwarded upstream and not answered yet (no deferred ones); readable from any thread. */
@@ -219,8 +147,7 @@ public final class RelaySession implements ClientConnection {
 
     /** Bytes queued to the client and not yet taken by its socket; readable from any thread. */
     long queuedBytes() {
-        io.netty.channel.ChannelOutboundBuffer out = client.unsafe().outboundBuffer();
-        return out == null ? 0 : out.totalPendingWriteBytes();
+        return writes.queuedBytes();
     }
 
     /** The state of this session's upstream (tests and diagnostics; exact on the event loop). */
@@ -288,18 +215,18 @@ public final class RelaySession implements ClientConnection {
                     answer.release();
                     return;
                 }
-                writeComposed(answer);
-                answered();
+                writes.composed(answer);
+                input.answered();
             }
             case DEFERRED -> {
                 exchange.phase = RequestExchange.Phase.DONE;
                 if (deferredAnswers > 0) {
                     deferredAnswers--;
                 }
-                writeComposed(answer);
-                flushClient();
-                answered();
-                closeIfAnswered();
+                writes.composed(answer);
+                writes.flush();
+                input.answered();
+                input.closeIfAnswered();
             }
             case FORWARDED, DONE -> {
                 answer.release();
@@ -335,7 +262,7 @@ public final class RelaySession implements ClientConnection {
     /**
      * The SYSTEM_BUSY answer to a request a rate limit refused, held {@code rate-limits.refusal-delay} before it is
      * written, so that a client retrying at once (as RocketMQ producers retry SYSTEM_BUSY) cannot spin: answered
-     * once, when due, or at once when the delay is 0, {@value #MAX_HELD_REFUSALS} refusals are held already or the
+     * once, when due, or at once when the delay is 0, {@value HeldRefusals#MAX_HELD} refusals are held already or the
      * gateway drains. Only this small answer is held (the request is the caller's to release); a oneway request is
      * dropped, logged at debug. On the event loop.
      */
@@ -351,57 +278,23 @@ public final class RelaySession implements ClientConnection {
         }
         ByteBuf answer = Frames.errorResponse(client.alloc(), exchange.opaque(), exchange.answerEncoding(),
             RemotingSysResponseCode.SYSTEM_BUSY, remark);
-        long delay = context.rateLimits().refusalDelayNanos();
-        if (delay <= 0 || heldRefusals.size() >= MAX_HELD_REFUSALS || context.draining() || !client.isActive()) {
-            writeComposed(answer);
-            answered();
-            return;
+        if (!heldRefusals.hold(answer, context.rateLimits().refusalDelayNanos(), context.draining())) {
+            writes.composed(answer);
+            input.answered();
         }
-        HeldRefusal held = new HeldRefusal(answer);
-        heldRefusals.add(held);
-        heldRefusalCount = heldRefusals.size();
-        held.timer = client.eventLoop().schedule(() -> writeHeldRefusal(held), delay, TimeUnit.NANOSECONDS);
     }
 
-    /** A held refusal's delay is over: written unless the drain wrote it or a close released it already. */
-    private void writeHeldRefusal(HeldRefusal held) {
-        if (!heldRefusals.remove(held)) {
-            return;
-        }
-        heldRefusalCount = heldRefusals.size();
-        writeComposed(held.answer);
-        answered();
-        flushClient();
-        closeIfAnswered();
+    /** A held refusal written by the drain (flushed with it). */
+    void heldRefusalWritten(ByteBuf answer) {
+        writes.composed(answer);
+        input.answered();
     }
 
-    /** Every held refusal goes out now (the drain), each once: their timers find them gone. */
-    private void writeHeldRefusals() {
-        for (HeldRefusal h; (h = heldRefusals.poll()) != null; ) {
-            h.timer.cancel(false);
-            writeComposed(h.answer);
-            answered();
-        }
-        heldRefusalCount = 0;
-    }
-
-    /** A closed connection's held refusals: released unwritten, their timers stopped. */
-    private void releaseHeldRefusals() {
-        for (HeldRefusal h; (h = heldRefusals.poll()) != null; ) {
-            h.timer.cancel(false);
-            h.answer.release();
-        }
-        heldRefusalCount = 0;
-    }
-
-    /** A rate-limit refusal's answer, held, and the timer that writes it. */
-    private static final class HeldRefusal {
-        final ByteBuf answer;
-        ScheduledFuture<?> timer;
-
-        HeldRefusal(ByteBuf answer) {
-            this.answer = answer;
-        }
+    /** A held refusal's delay is over: written and flushed. */
+    void heldRefusalDue(ByteBuf answer) {
+        heldRefusalWritten(answer);
+        writes.flush();
+        input.closeIfAnswered();
     }
 
     /** The settings this session's frames are treated with (current at the time of the call). */
@@ -413,88 +306,6 @@ public final class RelaySession implements ClientConnection {
         return metrics;
     }
 
-    /**
-     * Writes an answer the gateway composed (not one relayed from upstream, whose reading the {@link ReadGate}
-     * stops instead): within {@code downstream.max-pending-writes} and {@code max-pending-write-bytes} of such
-     * answers not yet taken by the client's socket, else the connection is closed. Takes ownership of
-     * {@code answer}; flushed with the read burst or by the caller.
-     */
-    private void writeComposed(ByteBuf answer) {
-        if (backlogClosed || !client.isOpen()) {
-            answer.release();
-            return;
-        }
-        int bytes = answer.readableBytes();
-        if (!composedFits(bytes)) {
-            // what the socket takes now completes and leaves the backlog; a reading client never gets further
-            client.flush();
-            clientNeedsFlush = false;
-            if (!composedFits(bytes)) {
-                answer.release();
-                closeForBacklog();
-                return;
-            }
-        }
-        composedQueued++;
-        composedQueuedBytes += bytes;
-        client.write(answer).addListener(f -> {
-            composedQueued--;
-            composedQueuedBytes -= bytes;
-        });
-        clientNeedsFlush = true;
-    }
-
-    private boolean composedFits(int bytes) {
-        DownstreamConfig limits = context.downstream();
-        return composedQueued < limits.maxPendingWrites() && composedQueuedBytes + bytes <= limits.maxPendingWriteBytes();
-    }
-
-    private void closeForBacklog() {
-        backlogClosed = true;
-        DownstreamConfig limits = context.downstream();
-        warnSlowReader("closing client {}: {} answers of the gateway's own ({} bytes) wait unread, the bound is {} answers"
-                + " or {} bytes (downstream.max-pending-writes, max-pending-write-bytes)", clientAddress, composedQueued,
-            composedQueuedBytes, limits.maxPendingWrites(), limits.maxPendingWriteBytes());
-        metrics.connectionClosed(handlers.role().label(), CloseReason.WRITE_BACKLOG);
-        client.close();
-    }
-
-    /** A client that reads nothing: WARN at most every 10 s across connections (the metric has the exact count). */
-    private static void warnSlowReader(String format, Object... args) {
-        long now = System.nanoTime();
-        long last = lastSlowReaderWarnNanos.get();
-        if (now - last >= REFUSAL_WARN_INTERVAL_NANOS && lastSlowReaderWarnNanos.compareAndSet(last, now)) {
-            log.warn(format + " (more within 10 s at DEBUG)", args);
-        } else {
-            log.debug(format, args);
-        }
-    }
-
-    /** The client's write buffer crossed a water mark: reads follow, and the unwritable clock starts or stops. */
-    private void clientWritabilityChanged() {
-        if (client.isWritable()) {
-            unwritableSinceNanos = 0;
-        } else if (unwritableSinceNanos == 0) {
-            unwritableSinceNanos = System.nanoTime();
-        }
-        reads.clientWritabilityChanged();
-    }
-
-    /** A client whose write buffer stays full reads nothing, and holds what is queued to it: closed past the limit. */
-    private void closeIfUnwritableTooLong() {
-        Duration limit = context.downstream().unwritableTimeout();
-        long since = unwritableSinceNanos;
-        if (since == 0 || limit.isZero() || !client.isActive() || System.nanoTime() - since < limit.toNanos()) {
-            return;
-        }
-        warnSlowReader("closing client {}: it has taken nothing from its write buffer ({} bytes queued) for {} ms"
-                + " (downstream.unwritable-timeout {})", clientAddress, queuedBytes(),
-            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since), limit);
-        metrics.connectionClosed(handlers.role().label(), CloseReason.UNWRITABLE);
-        backlogClosed = true;
-        client.close();
-    }
-
     // ---- drain ----
 
     /**
@@ -504,7 +315,7 @@ public final class RelaySession implements ClientConnection {
      */
     void drainStarted() {
         // held rate-limit refusals go out now: the drain waits for nothing the session itself holds back
-        writeHeldRefusals();
+        heldRefusals.writeAll();
         for (RequestExchange waited; (waited = waiting.poll()) != null; ) {
             waited.releaseHeader();
             waited.phase = RequestExchange.Phase.DONE;
@@ -513,11 +324,11 @@ public final class RelaySession implements ClientConnection {
         for (RequestExchange p : pending.removeIf(p -> p.handler().cutShortWhenDraining())) {
             p.phase = RequestExchange.Phase.DONE;
             metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_BUSY);
-            writeComposed(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
+            writes.composed(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
                 RemotingSysResponseCode.SYSTEM_BUSY, DRAINING_REMARK));
-            answered();
+            input.answered();
         }
-        flushClient();
+        writes.flush();
     }
 
     /** A request that arrived while the gateway drains: SYSTEM_BUSY at once, never upstream. Takes ownership. */
@@ -535,9 +346,9 @@ public final class RelaySession implements ClientConnection {
     private void answerBusy(RemotingFrame frame, String remark) {
         try {
             metrics.requestAnswered(frame.code(), RemotingSysResponseCode.SYSTEM_BUSY);
-            writeComposed(Frames.errorResponse(client.alloc(), frame.opaque(), answerEncoding(frame.encoding()),
+            writes.composed(Frames.errorResponse(client.alloc(), frame.opaque(), answerEncoding(frame.encoding()),
                 RemotingSysResponseCode.SYSTEM_BUSY, remark));
-            answered();
+            input.answered();
         } finally {
             frame.release();
         }
@@ -547,16 +358,60 @@ public final class RelaySession implements ClientConnection {
     void closeAfterWrites(String reason) {
         client.eventLoop().execute(() -> {
             log.debug("closing {}: {}", clientAddress, reason);
-            flushClient();
+            writes.flush();
             client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
         });
     }
 
     // ---- upstream dialing ----
 
+    /** The session of a client connection now active: registered, its timeouts watched, nothing dialed yet. */
+    static RelaySession start(RelayContext context, UpstreamRole role, ListenerMeters meters, Channel client) {
+        RelaySession session = new RelaySession(context, role, meters, client);
+        session.start();
+        return session;
+    }
+
+    /** A frame read from the client (its decoder's output). */
+    void read(RemotingFrame frame) {
+        if (owesAnswer(frame)) {
+            input.owe();
+        }
+        relay(frame);
+    }
+
+    /** Whether a malformed frame ended the client's input: nothing more is relayed. */
+    boolean inputEnded() {
+        return input.ended();
+    }
+
+    /** A head not taken by an upstream (refused, answered here, dropped): its body is discarded as it arrives. */
+    void headNotStreamed() {
+        streamTo = null;
+    }
+
+    /** The client connection closed: so does the upstream one. */
+    void clientClosed() {
+        SessionState before = state;
+        closed();
+        if (before instanceof SessionState.Connected c) {
+            c.channel().close();
+        }
+    }
+
+    void upstreamReadComplete() {
+        writes.flush();
+        input.closeIfAnswered();
+    }
+
+    void upstreamWritabilityChanged() {
+        if (!(state instanceof SessionState.Closed)) {
+            reads.upstreamWritabilityChanged();
+        }
+    }
+
     private void start() {
         context.register(this);
-        clientActiveNanos = System.nanoTime();
         timeoutScan = client.eventLoop().scheduleAtFixedRate(this::sweep,
             TIMEOUT_SCAN_MILLIS, TIMEOUT_SCAN_MILLIS, TimeUnit.MILLISECONDS);
         if (role.local()) {
@@ -583,7 +438,7 @@ public final class RelaySession implements ClientConnection {
             protected void initChannel(Channel ch) {
                 ch.pipeline().addLast("meters", meters.upstreamHandler());
                 ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength()));
-                ch.pipeline().addLast("relay", new UpstreamSide());
+                ch.pipeline().addLast("relay", new UpstreamSide(RelaySession.this));
             }
         }).addListener((ChannelFutureListener) f -> {
             if (state instanceof SessionState.Closed) {
@@ -624,7 +479,7 @@ public final class RelaySession implements ClientConnection {
                     proceed(waited, frame);
                 } catch (RuntimeException e) {
                     if (owed) {
-                        answered();
+                        input.answered();
                     }
                     throw e;
                 }
@@ -634,7 +489,7 @@ public final class RelaySession implements ClientConnection {
             for (RequestExchange waited; (waited = waiting.poll()) != null; ) {
                 RemotingFrame frame = waited.takeHeld();
                 if (owesAnswer(frame)) {
-                    answered();
+                    input.answered();
                 }
                 frame.release();
                 waited.releaseHeader();
@@ -644,14 +499,14 @@ public final class RelaySession implements ClientConnection {
         clientReadComplete();
     }
 
-    /** {@link #fromClient} for a frame already counted in {@link #owedAnswers}: one that fails is owed nothing. */
+    /** {@link #fromClient} for a frame already counted in {@link ClientInput#owed}: one that fails is owed nothing. */
     private void relay(RemotingFrame frame) {
         boolean owed = owesAnswer(frame);
         try {
             fromClient(frame);
         } catch (RuntimeException e) {
             if (owed) {
-                answered();
+                input.answered();
             }
             throw e;
         }
@@ -676,17 +531,17 @@ public final class RelaySession implements ClientConnection {
      * only a request with an answer, relayed now to a connected upstream by a handler that leaves its body as it
      * is. Everything else keeps being stored whole.
      */
-    private boolean mayStream(RemotingFrame head) {
+    boolean mayStream(RemotingFrame head) {
         return streamsOpen() && !head.isOneway() && handlers.streams(head);
     }
 
     /** Whether any request could stream now: a first request, for one, waits for its dial and is stored whole. */
-    private boolean streamsOpen() {
-        return state instanceof SessionState.Connected && waiting.isEmpty() && !inputEnded() && !context.draining();
+    boolean streamsOpen() {
+        return state instanceof SessionState.Connected && waiting.isEmpty() && !input.ended() && !context.draining();
     }
 
     /** Body bytes of the frame streaming through: on to the upstream that took its head, or released. */
-    private void bodyChunk(BodyChunk chunk) {
+    void bodyChunk(BodyChunk chunk) {
         Channel to = streamTo;
         if (chunk.last()) {
             streamTo = null;
@@ -865,21 +720,27 @@ public final class RelaySession implements ClientConnection {
                 answer = Frames.errorResponse(client.alloc(), frame.opaque(), answerEncoding(frame.encoding()),
                     RemotingSysResponseCode.SYSTEM_ERROR, reason);
             }
-            writeComposed(answer);
-            answered();
+            writes.composed(answer);
+            input.answered();
         } finally {
             frame.release();
         }
     }
 
-    private void clientReadComplete() {
-        clientActive = true;
+    /** The client's write buffer crossed a water mark: reads follow, and the unwritable clock starts or stops. */
+    void clientWritabilityChanged() {
+        writes.writabilityChanged();
+        reads.clientWritabilityChanged();
+    }
+
+    void clientReadComplete() {
+        writes.active();
         flushUpstream();
-        flushClient();
+        writes.flush();
         if (closeAfterBurst) {
             client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
         }
-        closeIfAnswered();
+        input.closeIfAnswered();
     }
 
     private void flushUpstream() {
@@ -889,17 +750,9 @@ public final class RelaySession implements ClientConnection {
         }
     }
 
-    private void flushClient() {
-        if (clientNeedsFlush) {
-            clientNeedsFlush = false;
-            clientActive = true;
-            client.flush();
-        }
-    }
-
     // ---- upstream -> client ----
 
-    private void fromUpstream(RemotingFrame frame) {
+    void fromUpstream(RemotingFrame frame) {
         // the upstream channel was dialed onto the client's loop: one loop owns both sides
         assert client.eventLoop().inEventLoop() : "upstream frame off the session's event loop";
         ByteBuf out;
@@ -934,10 +787,9 @@ public final class RelaySession implements ClientConnection {
             out = handlers.upstreamRequest(frame.code()).toClient(this, frame);
         }
         if (out != null) {
-            client.write(out, client.voidPromise());
-            clientNeedsFlush = true;
+            writes.relayed(out);
             if (response) {
-                answered();
+                input.answered();
             }
         }
     }
@@ -963,7 +815,7 @@ public final class RelaySession implements ClientConnection {
         return state instanceof SessionState.Connected c ? c.channel() : null;
     }
 
-    private void upstreamLost(Channel upstream) {
+    void upstreamLost(Channel upstream) {
         if (!(state instanceof SessionState.Connected c) || c.channel() != upstream) {
             return;
         }
@@ -980,9 +832,9 @@ public final class RelaySession implements ClientConnection {
                 context.metrics().upstreamFailure(UpstreamFailure.CONNECTION_LOST);
                 for (RequestExchange p : orphans) {
                     p.phase = RequestExchange.Phase.DONE;
-                    answered();
+                    input.answered();
                     metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_ERROR);
-                    writeComposed(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
+                    writes.composed(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
                         RemotingSysResponseCode.SYSTEM_ERROR, reason + " before answering request code " + p.code()));
                 }
             }
@@ -1008,8 +860,10 @@ public final class RelaySession implements ClientConnection {
         closeIfAFrameStalled();
         reportSuppressedMalformedLines();
         closeIfAnswersAreOverdue();
-        closeIfUnwritableTooLong();
-        closeIfIdle();
+        writes.closeIfUnwritableTooLong();
+        if (writes.idleTooLong()) {
+            idle();
+        }
         if (pending.size() == 0) {
             return;
         }
@@ -1020,16 +874,16 @@ public final class RelaySession implements ClientConnection {
         String target = state instanceof SessionState.Connected c ? c.target() : "upstream";
         for (RequestExchange p : expired) {
             p.phase = RequestExchange.Phase.DONE;
-            answered();
+            input.answered();
             context.metrics().upstreamFailure(UpstreamFailure.TIMEOUT);
             metrics.requestAnswered(p.code(), RemotingSysResponseCode.SYSTEM_BUSY);
             long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - p.startNanos());
-            writeComposed(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
+            writes.composed(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
                 RemotingSysResponseCode.SYSTEM_BUSY,
                 role.describe(target) + " did not answer request code " + p.code() + " within " + waitedMillis + " ms"));
         }
-        flushClient();
-        closeIfAnswered();
+        writes.flush();
+        input.closeIfAnswered();
     }
 
     /**
@@ -1059,23 +913,9 @@ public final class RelaySession implements ClientConnection {
     }
 
     /**
-     * All-idle, as brokers: neither read from nor written to for {@code downstream.idle-timeout}, and nothing in
-     * flight (a consumer waiting on a long poll gets its answer within it). Told by the scan from a flag the read
-     * bursts and flushes set: an IdleStateHandler per connection put a listener on every write (about 1.5% of
-     * the gateway's CPU under load).
+     * No traffic either way for {@code downstream.idle-timeout} (as brokers close all-idle connections): closed unless
+     * a request is still in flight (a consumer waiting on a long poll gets its answer within it).
      */
-    private void closeIfIdle() {
-        long now = System.nanoTime();
-        Duration timeout = context.downstream().idleTimeout();
-        if (clientActive || timeout.isZero()) {
-            clientActive = false;
-            clientActiveNanos = now;
-        } else if (now - clientActiveNanos >= timeout.toNanos()) {
-            idle();
-        }
-    }
-
-    /** No traffic either way for the idle timeout: closed unless a request is still in flight. */
     private void idle() {
         if (pending.size() > 0 || !waiting.isEmpty() || deferredAnswers > 0) {
             return;
@@ -1092,7 +932,7 @@ public final class RelaySession implements ClientConnection {
         }
         pending.drain();
         deferredAnswers = 0;
-        releaseHeldRefusals();
+        heldRefusals.releaseAll();
         for (RequestExchange waited; (waited = waiting.poll()) != null; ) {
             waited.takeHeld().release();
             waited.releaseHeader();
@@ -1100,21 +940,21 @@ public final class RelaySession implements ClientConnection {
         context.unregister(this);
     }
 
-    private void failed(Channel channel, String side, Throwable cause) {
+    void failed(Channel channel, String side, Throwable cause) {
         String tlsRefusal = channel == client ? null : Dialer.tlsRefusal(cause);
         if (cause instanceof MalformedFrameException m) {
-            boolean answersOwed = channel == client && owedAnswers > 0;
+            boolean answersOwed = channel == client && input.owed() > 0;
             logClose(side, channel, m.getMessage(), answersOwed);
             context.metrics().decodeError(m.reason());
             context.metrics().connectionClosed(handlers.role().label(), CloseReason.MALFORMED_FRAME);
             if (channel == client) {
-                endInput();
+                input.end();
                 return;
             }
         } else if (cause instanceof FrameBudgetExceededException b && channel == client) {
-            logClose(side, channel, "downstream.incomplete-frame-budget: " + b.getMessage(), owedAnswers > 0);
+            logClose(side, channel, "downstream.incomplete-frame-budget: " + b.getMessage(), input.owed() > 0);
             context.metrics().connectionClosed(handlers.role().label(), CloseReason.INCOMPLETE_FRAME_BUDGET);
-            endInput();
+            input.end();
             return;
         } else if (AllocationFailures.isAllocationFailure(cause)) {
             // Netty closes a channel whose read found no memory; any other allocation closes it here. The others go on.
@@ -1133,44 +973,9 @@ public final class RelaySession implements ClientConnection {
         channel.close();
     }
 
-    /**
-     * A malformed frame ended the client's input (framing is lost): nothing more is relayed, but the
-     * requests read before it still get their answers, then the connection closes
-     * ({@link #closeIfAnswered}); answers still owed after {@code upstream.request-timeout} get
-     * SYSTEM_ERROR ({@link #closeIfAnswersAreOverdue}). The client is still read meanwhile, its bytes
-     * discarded by the decoder: a socket closed with unread bytes is reset by the kernel, which may
-     * drop the last answers before they reach the client.
-     */
-    private void endInput() {
-        if (inputEndedNanos == 0) {
-            inputEndedNanos = System.nanoTime() | 1;
-        }
-        closeIfAnswered();
-    }
-
-    private boolean inputEnded() {
-        return inputEndedNanos != 0;
-    }
-
-    /** One answer the client was owed went out (or was given up). */
-    private void answered() {
-        if (owedAnswers > 0) {
-            owedAnswers--;
-        }
-    }
-
-    /** Closes a client whose input ended once it is owed nothing more (its last answers flushed first). */
-    private void closeIfAnswered() {
-        if (!inputEnded() || closeIssued || owedAnswers > 0) {
-            return;
-        }
-        closeIssued = true;
-        client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
-    }
-
     /** Answers still owed long after the client's input ended: each gets SYSTEM_ERROR, then the close. */
     private void closeIfAnswersAreOverdue() {
-        if (!inputEnded() || closeIssued || System.nanoTime() - inputEndedNanos < context.upstream().requestTimeoutNanos()) {
+        if (!input.overdue(context.upstream().requestTimeoutNanos())) {
             return;
         }
         for (RequestExchange p : pending.drain()) {
@@ -1181,8 +986,8 @@ public final class RelaySession implements ClientConnection {
                     + " not answered in time; the gateway closes this connection after its malformed frame"),
                 client.voidPromise());
         }
-        owedAnswers = 0;
-        closeIfAnswered();
+        input.answeredAll();
+        input.closeIfAnswered();
     }
 
     /**
@@ -1214,134 +1019,4 @@ public final class RelaySession implements ClientConnection {
         }
     }
 
-    /** The client side of a session: created per accepted connection. */
-    private static final class ClientSide extends ChannelInboundHandlerAdapter implements FrameDecoder.CutThrough {
-
-        private final RelayContext context;
-        private final ListenerMeters meters;
-        private final UpstreamRole role;
-        private RelaySession session;
-
-        ClientSide(RelayContext context, ListenerMeters meters, UpstreamRole role) {
-            this.context = context;
-            this.meters = meters;
-            this.role = role;
-        }
-
-        @Override
-        public void channelActive(ChannelHandlerContext ctx) {
-            session = new RelaySession(context, role, meters, ctx.channel());
-            session.start();
-            ctx.fireChannelActive();
-        }
-
-        @Override
-        public boolean stream(RemotingFrame head) {
-            return session != null && session.mayStream(head);
-        }
-
-        @Override
-        public boolean open() {
-            return session != null && session.streamsOpen();
-        }
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (msg instanceof BodyChunk chunk) {
-                if (session != null) {
-                    session.bodyChunk(chunk);
-                } else {
-                    chunk.release();
-                }
-                return;
-            }
-            if (session != null) {
-                // a head not taken by an upstream (refused, answered here, dropped) has its body discarded
-                session.streamTo = null;
-            }
-            if (session == null || !(msg instanceof RemotingFrame frame) || session.inputEnded()) {
-                // after a malformed frame nothing more is relayed
-                ReferenceCountUtil.release(msg);
-                return;
-            }
-            if (owesAnswer(frame)) {
-                session.owedAnswers++;
-            }
-            session.relay(frame);
-        }
-
-        @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            if (session != null) {
-                session.clientReadComplete();
-            }
-        }
-
-        @Override
-        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-            if (session != null) {
-                session.clientWritabilityChanged();
-            }
-            ctx.fireChannelWritabilityChanged();
-        }
-
-        @Override
-        public void channelInactive(ChannelHandlerContext ctx) {
-            if (session != null) {
-                SessionState before = session.state;
-                session.closed();
-                if (before instanceof SessionState.Connected c) {
-                    c.channel().close();
-                }
-            }
-            ctx.fireChannelInactive();
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            if (session != null) {
-                session.failed(ctx.channel(), "client", cause);
-            } else {
-                ctx.close();
-            }
-        }
-    }
-
-    /** The upstream side of a session. */
-    private final class UpstreamSide extends ChannelInboundHandlerAdapter {
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (msg instanceof RemotingFrame frame) {
-                fromUpstream(frame);
-            } else {
-                ReferenceCountUtil.release(msg);
-            }
-        }
-
-        @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            flushClient();
-            closeIfAnswered();
-        }
-
-        @Override
-        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-            if (!(state instanceof SessionState.Closed)) {
-                reads.upstreamWritabilityChanged();
-            }
-            ctx.fireChannelWritabilityChanged();
-        }
-
-        @Override
-        public void channelInactive(ChannelHandlerContext ctx) {
-            upstreamLost(ctx.channel());
-            ctx.fireChannelInactive();
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            failed(ctx.channel(), "upstream", cause);
-        }
-    }
 }

@@ -131,7 +131,7 @@ class SessionDrainTest {
                 return "broker " + target;
             }
         };
-        client = track(new EmbeddedChannel(RelaySession.clientInitializer(context, metrics.namesrvListener(), role)));
+        client = track(new EmbeddedChannel(ClientPipeline.initializer(context, metrics.namesrvListener(), role)));
         return RelaySession.of(client);
     }
 
@@ -234,13 +234,13 @@ class SessionDrainTest {
     @Test
     void heldRefusalsAreAnsweredOnceEachInOrderAndPastTheBoundAtOnce() {
         RelaySession session = limitedAfter(100);
-        for (int i = 1; i <= RelaySession.MAX_HELD_REFUSALS; i++) {
+        for (int i = 1; i <= HeldRefusals.MAX_HELD; i++) {
             send(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(100 + i));
         }
         assertNull(client.readOutbound(), "refusals within the bound are held");
         send(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(999));
         assertEquals(999, answer().opaque(), "past the bound a refusal is answered at once");
-        assertEquals(1 + RelaySession.MAX_HELD_REFUSALS, session.inFlight());
+        assertEquals(1 + HeldRefusals.MAX_HELD, session.inFlight());
 
         client.advanceTimeBy(2, TimeUnit.SECONDS);
         client.runScheduledPendingTasks();
@@ -251,12 +251,12 @@ class SessionDrainTest {
             all.add(f.opaque());
         }
         List<Integer> expected = new ArrayList<>();
-        for (int i = 1; i <= RelaySession.MAX_HELD_REFUSALS; i++) {
+        for (int i = 1; i <= HeldRefusals.MAX_HELD; i++) {
             expected.add(100 + i);
         }
         assertEquals(expected, all, "each held refusal answered once, in order");
         assertEquals(1, session.inFlight(), "only the request upstream is in flight");
-        assertEquals(RelaySession.MAX_HELD_REFUSALS + 1, metrics.rateLimitedSends("client_request"));
+        assertEquals(HeldRefusals.MAX_HELD + 1, metrics.rateLimitedSends("client_request"));
     }
 
     @Test

@@ -91,7 +91,7 @@ class SessionStateMachineTest {
                 return "broker " + target;
             }
         };
-        client = track(new EmbeddedChannel(RelaySession.clientInitializer(context, metrics.namesrvListener(), role)));
+        client = track(new EmbeddedChannel(ClientPipeline.initializer(context, metrics.namesrvListener(), role)));
         return RelaySession.of(client);
     }
 
