@@ -49,7 +49,6 @@ import org.slf4j.LoggerFactory;
 public final class RelaySession implements ClientConnection {
 
     private static final Logger log = LoggerFactory.getLogger(RelaySession.class);
-    private static final long TIMEOUT_SCAN_MILLIS = 500;
     /** While no upstream answers, a request dials again at most this often; the rest get the error at once. */
     private static final long REDIAL_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final long REFUSAL_WARN_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -67,6 +66,10 @@ public final class RelaySession implements ClientConnection {
     /** The client's source address, as the address rate limits see it. */
     private final RateLimits.Source source;
     private final PendingRequests pending = new PendingRequests();
+    /** The upstream connection: its state, dial, writes and what its answers tell. */
+    private final UpstreamLink link;
+    /** The timeouts' scan. */
+    private final SessionSweep sweep;
     /** The client's input and the answers it is owed. */
     private final ClientInput input;
     /** What the session writes to its client: the bound on its own answers, flushes, the idle and unwritable clocks. */
@@ -78,26 +81,13 @@ public final class RelaySession implements ClientConnection {
      * the same burst (the client is not read meanwhile: a frame too long to store whole could only stream).
      */
     private final ArrayDeque<RequestExchange> waiting = new ArrayDeque<>();
-    private final StringBuilder connectFailures = new StringBuilder(64);
     private final ReadGate reads;
     /** The client's frame decoder: the sweep asks it how long its frame has been arriving. */
     private final FrameDecoder clientFrames;
 
-    private SessionState state = new SessionState.Accepted();
-    /** The MQVersion ordinal on the upstream connection's latest answer that set one; 0 while none did. */
-    private int upstreamVersion;
     /** The header encoding of the client's latest request: what a mirroring answer uses. */
     private SerializeType clientEncoding;
-    private boolean upstreamNeedsFlush;
     private boolean closeAfterBurst;
-    private ScheduledFuture<?> timeoutScan;
-    /**
-     * The upstream that took the head of the frame now streaming through, so its body follows; null when none
-     * streams or its body is discarded (the head was answered here, or that upstream is gone).
-     */
-    private Channel streamTo;
-    /** Why the upstream connection ended, when it said so (a TLS refusal); for the answers it leaves owed. */
-    private String upstreamEnded;
     /**
      * Requests whose handler took them without forwarding or answering at once: it answers later through
      * {@link Exchange#answer} (a fan-out, a route answer waiting for its listeners). In flight like pending ones.
@@ -115,6 +105,8 @@ public final class RelaySession implements ClientConnection {
         this.source = RateLimits.Source.of(client.remoteAddress());
         this.reads = new ReadGate(client);
         this.input = new ClientInput(client);
+        this.link = new UpstreamLink(this, context, role, meters, reads);
+        this.sweep = new SessionSweep(this, client, context, reads, handlers.role().label());
         this.writes = new ClientWrites(client, context, metrics, handlers.role().label());
         this.clientFrames = client.pipeline().get(FrameDecoder.class);
     }
@@ -152,7 +144,7 @@ public final class RelaySession implements ClientConnection {
 
     /** The state of this session's upstream (tests and diagnostics; exact on the event loop). */
     SessionState state() {
-        return state;
+        return link.state();
     }
 
     @Override
@@ -230,7 +222,7 @@ public final class RelaySession implements ClientConnection {
             }
             case FORWARDED, DONE -> {
                 answer.release();
-                if (!(state instanceof SessionState.Closed)) {
+                if (!(link.state() instanceof SessionState.Closed)) {
                     log.error("client {}: {} answered again; the second answer is dropped", clientAddress, exchange);
                 }
             }
@@ -380,6 +372,11 @@ public final class RelaySession implements ClientConnection {
         relay(frame);
     }
 
+    /** The client's frame decoder: the sweep asks it how long its frame has been arriving. */
+    FrameDecoder clientFrames() {
+        return clientFrames;
+    }
+
     /** Whether a malformed frame ended the client's input: nothing more is relayed. */
     boolean inputEnded() {
         return input.ended();
@@ -387,16 +384,12 @@ public final class RelaySession implements ClientConnection {
 
     /** A head not taken by an upstream (refused, answered here, dropped): its body is discarded as it arrives. */
     void headNotStreamed() {
-        streamTo = null;
+        link.headNotStreamed();
     }
 
     /** The client connection closed: so does the upstream one. */
     void clientClosed() {
-        SessionState before = state;
         closed();
-        if (before instanceof SessionState.Connected c) {
-            c.channel().close();
-        }
     }
 
     void upstreamReadComplete() {
@@ -405,64 +398,19 @@ public final class RelaySession implements ClientConnection {
     }
 
     void upstreamWritabilityChanged() {
-        if (!(state instanceof SessionState.Closed)) {
+        if (!(link.state() instanceof SessionState.Closed)) {
             reads.upstreamWritabilityChanged();
         }
     }
 
     private void start() {
         context.register(this);
-        timeoutScan = client.eventLoop().scheduleAtFixedRate(this::sweep,
-            TIMEOUT_SCAN_MILLIS, TIMEOUT_SCAN_MILLIS, TimeUnit.MILLISECONDS);
+        sweep.start();
         if (role.local()) {
-            state = state.local();
+            link.local();
         }
         // nothing is dialed before the client's first request needs it: idle clients hold no upstream
         reads.dialing(false);
-    }
-
-    private void dial(List<String> targets, int index) {
-        if (state instanceof SessionState.Closed) {
-            return;
-        }
-        if (index >= targets.size()) {
-            becomeUnavailable(targets.isEmpty() ? "no upstream configured" : connectFailures.toString());
-            return;
-        }
-        String target = targets.get(index);
-        state = state.dialing(target);
-        reads.dialing(true);
-        role.upstreamDialing(target);
-        context.dialer().dial(target, client.eventLoop(), context.upstream().connectTimeoutMillis(), new ChannelInitializer<>() {
-            @Override
-            protected void initChannel(Channel ch) {
-                ch.pipeline().addLast("meters", meters.upstreamHandler());
-                ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength()));
-                ch.pipeline().addLast("relay", new UpstreamSide(RelaySession.this));
-            }
-        }).addListener((ChannelFutureListener) f -> {
-            if (state instanceof SessionState.Closed) {
-                role.upstreamResult(target, f.isSuccess()); // what the dial learned still counts for the next
-                f.channel().close();
-                return;
-            }
-            if (f.isSuccess()) {
-                role.upstreamResult(target, true);
-                state = state.connected(f.channel());
-                upstreamVersion = 0;
-                reads.upstream(f.channel());
-                drainWaiting();
-                reads.dialing(false);
-            } else {
-                role.upstreamResult(target, false);
-                if (connectFailures.length() > 0) {
-                    connectFailures.append("; ");
-                }
-                connectFailures.append(role.describe(target)).append(" unreachable: ")
-                    .append(Addresses.describe(f.cause()));
-                dial(targets, index + 1);
-            }
-        });
     }
 
     /**
@@ -470,7 +418,7 @@ public final class RelaySession implements ClientConnection {
      * flushes and closes as a burst's end would). A frame that cannot be decoded closes the connection
      * as it would have in the pipeline.
      */
-    private void drainWaiting() {
+    void dialSettled() {
         try {
             for (RequestExchange waited; (waited = waiting.poll()) != null; ) {
                 RemotingFrame frame = waited.takeHeld();
@@ -516,15 +464,12 @@ public final class RelaySession implements ClientConnection {
         return !frame.isResponse() && !frame.isOneway();
     }
 
-    private void becomeUnavailable(String reason) {
-        log.warn("client {}: {}", clientAddress, reason);
-        context.metrics().upstreamFailure(UpstreamFailure.CONNECT_FAILED);
-        state = state.unavailable(reason, System.nanoTime());
-        drainWaiting();
-        reads.dialing(false);
-    }
-
     // ---- client -> upstream ----
+
+    /** Body bytes of the frame streaming through: on to the upstream that took its head, or released. */
+    void bodyChunk(BodyChunk chunk) {
+        link.bodyChunk(chunk);
+    }
 
     /**
      * Whether a large request streams through (asked by the client's frame decoder once its header arrived):
@@ -537,43 +482,16 @@ public final class RelaySession implements ClientConnection {
 
     /** Whether any request could stream now: a first request, for one, waits for its dial and is stored whole. */
     boolean streamsOpen() {
-        return state instanceof SessionState.Connected && waiting.isEmpty() && !input.ended() && !context.draining();
-    }
-
-    /** Body bytes of the frame streaming through: on to the upstream that took its head, or released. */
-    void bodyChunk(BodyChunk chunk) {
-        Channel to = streamTo;
-        if (chunk.last()) {
-            streamTo = null;
-        }
-        if (to != null && state instanceof SessionState.Connected c && c.channel() == to) {
-            to.write(chunk.content(), to.voidPromise());
-            upstreamNeedsFlush = true;
-        } else {
-            chunk.release();
-        }
-    }
-
-    /**
-     * The bytes a handler returned for a streamed head: its length prefix made the whole frame's (the header may
-     * have changed size), and the upstream noted as where the body goes.
-     */
-    private ByteBuf headWithBody(ByteBuf out, int bodyLength, Channel upstream) {
-        if (bodyLength > 0) {
-            out.setInt(out.readerIndex(), out.readableBytes() - 4 + bodyLength);
-            streamTo = upstream;
-            metrics.frameStreamed();
-        }
-        return out;
+        return link.state() instanceof SessionState.Connected && waiting.isEmpty() && !input.ended() && !context.draining();
     }
 
     private void fromClient(RemotingFrame frame) {
         assert client.eventLoop().inEventLoop() : "client frame off the session's event loop";
         if (frame.isResponse()) {
             // the client's answer to a broker's request (check-back, running info)
-            if (state instanceof SessionState.Connected c) {
-                c.channel().write(reencodeForUpstream(frame, null), c.channel().voidPromise());
-                upstreamNeedsFlush = true;
+            Channel upstream = link.channel();
+            if (upstream != null) {
+                link.write(upstream, reencodeForUpstream(frame, null));
             } else {
                 log.debug("client {} answered opaque {} but its upstream is gone", clientAddress, frame.opaque());
                 frame.release();
@@ -581,7 +499,7 @@ public final class RelaySession implements ClientConnection {
             return;
         }
         if (context.draining() && !(frame.isOneway()
-            && (state instanceof SessionState.Connected || state instanceof SessionState.Local))) {
+            && (link.state() instanceof SessionState.Connected || link.state() instanceof SessionState.Local))) {
             // a oneway holds nothing up and is still relayed; every other new request stays out of upstream
             refuseDraining(frame);
             return;
@@ -622,6 +540,7 @@ public final class RelaySession implements ClientConnection {
     private void proceed(RequestExchange exchange, RemotingFrame frame) {
         int streamed = frame.streamedBodyLength();
         boolean waits = false;
+        SessionState state = link.state();
         try {
             if (state instanceof SessionState.Connected c) {
                 forward(c.channel(), exchange, frame, streamed);
@@ -633,13 +552,12 @@ public final class RelaySession implements ClientConnection {
             } else if (state instanceof SessionState.Accepted) {
                 // the first request that needs the upstream: it waits for the dial, like the ones read with it
                 waits = waitForDial(exchange, frame);
-                dial(role.upstreamTargets(), 0);
+                link.dial();
             } else if (state instanceof SessionState.Unavailable u) {
                 if (System.nanoTime() - u.sinceNanos() >= REDIAL_INTERVAL_NANOS) {
                     // the upstream may be back: this request waits for a fresh dial, like the first one did
                     waits = waitForDial(exchange, frame);
-                    connectFailures.setLength(0);
-                    dial(role.upstreamTargets(), 0);
+                    link.dial();
                 } else {
                     answerWithoutUpstream(exchange, frame, u.reason());
                 }
@@ -672,16 +590,15 @@ public final class RelaySession implements ClientConnection {
         } else if (exchange.oneway()) {
             exchange.phase = RequestExchange.Phase.DONE;
             metrics.oneway(code);
-            upstream.write(headWithBody(out, streamed, upstream), upstream.voidPromise());
+            link.write(upstream, link.headWithBody(out, streamed, upstream));
         } else {
             long sent = System.nanoTime();
             UpstreamSettings settings = context.upstream();
             long timeout = handler.longPolling() ? settings.longPollTimeoutNanos() : settings.requestTimeoutNanos();
             exchange.forwarded(sent, sent + timeout);
             pending.add(exchange);
-            upstream.write(headWithBody(out, streamed, upstream), upstream.voidPromise());
+            link.write(upstream, link.headWithBody(out, streamed, upstream));
         }
-        upstreamNeedsFlush = true;
     }
 
     /**
@@ -735,19 +652,12 @@ public final class RelaySession implements ClientConnection {
 
     void clientReadComplete() {
         writes.active();
-        flushUpstream();
+        link.flush();
         writes.flush();
         if (closeAfterBurst) {
             client.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
         }
         input.closeIfAnswered();
-    }
-
-    private void flushUpstream() {
-        if (upstreamNeedsFlush && state instanceof SessionState.Connected c) {
-            upstreamNeedsFlush = false;
-            c.channel().flush();
-        }
     }
 
     // ---- upstream -> client ----
@@ -765,9 +675,7 @@ public final class RelaySession implements ClientConnection {
                 frame.release();
                 return;
             }
-            if (frame.version() != 0) {
-                upstreamVersion = frame.version();
-            }
+            link.answered(frame.version());
             long received = System.nanoTime();
             int result = frame.code();
             p.phase = RequestExchange.Phase.RESPONDING;
@@ -796,36 +704,32 @@ public final class RelaySession implements ClientConnection {
 
     /** {@link Exchange#resend}: on the event loop, from the request's response handler. Takes ownership. */
     void resend(RequestExchange exchange, ByteBuf request) {
-        if (exchange.phase != RequestExchange.Phase.RESPONDING || !(state instanceof SessionState.Connected c)) {
+        if (exchange.phase != RequestExchange.Phase.RESPONDING || link.channel() == null) {
             request.release();
             throw new IllegalStateException("resend of " + exchange + " outside its response handler");
         }
         long sent = System.nanoTime();
         exchange.forwarded(sent, sent + (exchange.deadlineNanos - exchange.sentNanos));
         pending.add(exchange);
-        c.channel().writeAndFlush(request, c.channel().voidPromise());
+        link.writeAndFlush(request);
     }
 
     int upstreamVersion() {
-        return upstreamVersion;
+        return link.version();
     }
 
     /** The connected upstream's channel, or null. */
     Channel upstreamChannel() {
-        return state instanceof SessionState.Connected c ? c.channel() : null;
+        return link.channel();
     }
 
     void upstreamLost(Channel upstream) {
-        if (!(state instanceof SessionState.Connected c) || c.channel() != upstream) {
+        String reason = link.lost(upstream);
+        if (reason == null) {
             return;
         }
-        String reason = "connection to " + role.describe(c.target()) + " closed"
-            + (upstreamEnded == null ? "" : " (" + upstreamEnded + ")");
-        // requests still arriving before the close below get this error, not a fresh dial
-        state = state.lost(reason, System.nanoTime());
         // counted before any answer goes out: whoever reads the answers may look at the metric next
         context.metrics().connectionClosed(handlers.role().label(), CloseReason.UPSTREAM_CLOSED);
-        reads.upstream(null);
         List<RequestExchange> orphans = pending.drain();
         try {
             if (!orphans.isEmpty()) {
@@ -844,21 +748,8 @@ public final class RelaySession implements ClientConnection {
         }
     }
 
-    /**
-     * The periodic scan: a failure in it (an answer that could not be allocated) closes this connection instead of
-     * ending the scan, which would leave the connection's timeouts unwatched for good.
-     */
-    private void sweep() {
-        try {
-            expireTimedOut();
-        } catch (Throwable t) {
-            failed(client, "client", t);
-        }
-    }
-
-    private void expireTimedOut() {
-        closeIfAFrameStalled();
-        reportSuppressedMalformedLines();
+    /** The sweep's due checks of the session's own: overdue answers, the client's write and idle clocks, timeouts. */
+    void timeoutsDue() {
         closeIfAnswersAreOverdue();
         writes.closeIfUnwritableTooLong();
         if (writes.idleTooLong()) {
@@ -871,7 +762,7 @@ public final class RelaySession implements ClientConnection {
         if (expired.isEmpty()) {
             return;
         }
-        String target = state instanceof SessionState.Connected c ? c.target() : "upstream";
+        String target = link.describe();
         for (RequestExchange p : expired) {
             p.phase = RequestExchange.Phase.DONE;
             input.answered();
@@ -880,36 +771,10 @@ public final class RelaySession implements ClientConnection {
             long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - p.startNanos());
             writes.composed(Frames.errorResponse(client.alloc(), p.opaque(), answerEncoding(p.encoding()),
                 RemotingSysResponseCode.SYSTEM_BUSY,
-                role.describe(target) + " did not answer request code " + p.code() + " within " + waitedMillis + " ms"));
+                target + " did not answer request code " + p.code() + " within " + waitedMillis + " ms"));
         }
         writes.flush();
         input.closeIfAnswered();
-    }
-
-    /**
-     * A frame that began to arrive and never completes (slowloris) would hold its buffer for ever. Its time runs
-     * only while the gateway reads the client: one the gateway stopped reading (a client that takes none of its
-     * answers is closed by {@link #closeIfUnwritableTooLong}) stalls because of the gateway, and its frame's time
-     * starts again when its reads resume.
-     */
-    private void closeIfAFrameStalled() {
-        Duration limit = context.downstream().frameTimeout();
-        FrameDecoder frames = clientFrames;
-        long since = frames == null ? 0 : frames.partialFrameSinceNanos();
-        if (since == 0 || limit.isZero() || !client.isActive() || !reads.clientRead()) {
-            return;
-        }
-        long resumed = reads.clientReadSinceNanos();
-        if (resumed != 0 && resumed - since > 0) {
-            since = resumed;
-        }
-        if (System.nanoTime() - since < limit.toNanos()) {
-            return;
-        }
-        logClose("client", client, "a frame began to arrive " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since)
-            + " ms ago and is still incomplete (downstream.frame-timeout " + limit + ")", false);
-        metrics.connectionClosed(handlers.role().label(), CloseReason.FRAME_TIMEOUT);
-        client.close();
     }
 
     /**
@@ -926,10 +791,8 @@ public final class RelaySession implements ClientConnection {
     }
 
     private void closed() {
-        state = state.closed();
-        if (timeoutScan != null) {
-            timeoutScan.cancel(false);
-        }
+        link.closed();
+        sweep.stop();
         pending.drain();
         deferredAnswers = 0;
         heldRefusals.releaseAll();
@@ -944,7 +807,7 @@ public final class RelaySession implements ClientConnection {
         String tlsRefusal = channel == client ? null : Dialer.tlsRefusal(cause);
         if (cause instanceof MalformedFrameException m) {
             boolean answersOwed = channel == client && input.owed() > 0;
-            logClose(side, channel, m.getMessage(), answersOwed);
+            PeerCloses.logClose(context.peerCloseLog(), side, channel, m.getMessage(), answersOwed);
             context.metrics().decodeError(m.reason());
             context.metrics().connectionClosed(handlers.role().label(), CloseReason.MALFORMED_FRAME);
             if (channel == client) {
@@ -952,18 +815,18 @@ public final class RelaySession implements ClientConnection {
                 return;
             }
         } else if (cause instanceof FrameBudgetExceededException b && channel == client) {
-            logClose(side, channel, "downstream.incomplete-frame-budget: " + b.getMessage(), input.owed() > 0);
+            PeerCloses.logClose(context.peerCloseLog(), side, channel, "downstream.incomplete-frame-budget: " + b.getMessage(), input.owed() > 0);
             context.metrics().connectionClosed(handlers.role().label(), CloseReason.INCOMPLETE_FRAME_BUDGET);
             input.end();
             return;
         } else if (AllocationFailures.isAllocationFailure(cause)) {
             // Netty closes a channel whose read found no memory; any other allocation closes it here. The others go on.
             context.allocationFailures().record();
-            logClose(side, channel, "no memory for it: " + cause, false);
+            PeerCloses.logClose(context.peerCloseLog(), side, channel, "no memory for it: " + cause, false);
             context.metrics().connectionClosed(handlers.role().label(), CloseReason.ALLOCATION_FAILED);
         } else if (tlsRefusal != null) {
-            upstreamEnded = tlsRefusal;
-            log.warn("client {}: upstream {}: {}", clientAddress, Addresses.of(channel.remoteAddress()), upstreamEnded);
+            link.ended(tlsRefusal);
+            log.warn("client {}: upstream {}: {}", clientAddress, Addresses.of(channel.remoteAddress()), tlsRefusal);
         } else if (cause instanceof IOException) {
             log.debug("{} connection {}: {}", side, Addresses.of(channel.remoteAddress()), cause.toString());
         } else {
@@ -988,35 +851,6 @@ public final class RelaySession implements ClientConnection {
         }
         input.answeredAll();
         input.closeIfAnswered();
-    }
-
-    /**
-     * The WARN for a connection closed for what its peer sent (malformed or over-budget frames, a frame
-     * never finished): a peer can cause these at will, so they go through the gateway-wide limiter.
-     */
-    private void logClose(String side, Channel channel, String why, boolean answersOwed) {
-        String after = answersOwed ? " (after the answers it is owed)" : "";
-        long suppressed = context.peerCloseLog().tryAcquire();
-        if (suppressed == LogRateLimiter.SUPPRESS) {
-            log.debug("closing {} connection {}{}: {}", side, Addresses.of(channel.remoteAddress()), after, why);
-        } else if (suppressed > 0) {
-            log.warn("closing {} connection {}{}: {} ({} more such lines were not logged; "
-                + "rmqgw_connections_closed_total counts each)", side, Addresses.of(channel.remoteAddress()), after, why,
-                suppressed);
-        } else {
-            log.warn("closing {} connection {}{}: {}", side, Addresses.of(channel.remoteAddress()), after, why);
-        }
-    }
-
-    /** A flood of such closes that stopped is still reported: one line with the count not logged. */
-    private void reportSuppressedMalformedLines() {
-        long suppressed = context.peerCloseLog().takeSuppressed();
-        if (suppressed > 0) {
-            LogRateLimiter limits = context.peerCloseLog();
-            log.warn("{} more connections closed for what their peers sent (malformed, over-budget or unfinished "
-                + "frames) were not logged (at most {} lines per {}; rmqgw_connections_closed_total counts each)",
-                suppressed, limits.linesPerInterval(), limits.interval());
-        }
     }
 
 }
