@@ -11,7 +11,6 @@ import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.gateway.relay.HandlerTable;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.ClientPipeline;
-import io.rmqgw.gateway.relay.RelaySession;
 import io.rmqgw.gateway.relay.UpstreamRole;
 import io.rmqgw.routing.BrokerPortMap;
 import java.net.Inet4Address;

@@ -7,7 +7,6 @@ import io.rmqgw.codec.message.StoredRecords;
 import io.rmqgw.gateway.relay.Exchange;
 import io.rmqgw.gateway.relay.RequestHandler;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
-import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
  * Requests answered with stored message records (pop, query by key, view by id): the STOREHOST of

@@ -13,7 +13,6 @@ import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.RequestHandler;
 import io.rmqgw.gateway.relay.UpstreamRole;
 import io.rmqgw.gateway.upstream.UpstreamPool;
-import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;

@@ -19,12 +19,14 @@ final class HeldRefusals {
      */
     static final int MAX_HELD = 64;
 
+    private final Replies replies;
     private final RelaySession session;
     private final ArrayDeque<Held> held = new ArrayDeque<>();
     /** {@code held.size()}, readable from any thread (the drain's count). */
     private volatile int count;
 
-    HeldRefusals(RelaySession session) {
+    HeldRefusals(Replies replies, RelaySession session) {
+        this.replies = replies;
         this.session = session;
     }
 
@@ -53,14 +55,14 @@ final class HeldRefusals {
             return;
         }
         count = held.size();
-        session.heldRefusalDue(h.answer);
+        replies.heldRefusalDue(h.answer);
     }
 
     /** Every held refusal goes out now (the drain), each once: their timers find them gone. */
     void writeAll() {
         for (Held h; (h = held.poll()) != null; ) {
             h.timer.cancel(false);
-            session.heldRefusalWritten(h.answer);
+            replies.heldRefusalWritten(h.answer);
         }
         count = 0;
     }
