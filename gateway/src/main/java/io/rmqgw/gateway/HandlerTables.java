@@ -52,6 +52,7 @@ import io.rmqgw.gateway.relay.HandlerTable;
 import io.rmqgw.gateway.relay.RequestFilter;
 import io.rmqgw.gateway.relay.RequestHandler;
 import io.rmqgw.gateway.relay.Role;
+import io.rmqgw.gateway.vq.VirtualBrokerHandlers;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.ClusterView;
 import io.rmqgw.routing.RouteCache;
@@ -106,21 +107,29 @@ public final class HandlerTables {
 
     /**
      * The virtual-queue broker (served by the gateway, no upstream): consumers of the opted-in groups pull,
-     * commit and register there, all answered by {@code consumers}, and other groups of those topics bypass to the
-     * real queues; every other code REQUEST_CODE_NOT_SUPPORTED.
+     * commit and register there, each family answered by its handler of {@code vq}, and other groups of those topics
+     * bypass to the real queues; every other code REQUEST_CODE_NOT_SUPPORTED.
      */
-    public static HandlerTable virtualBroker(RequestHandler consumers) {
+    public static HandlerTable virtualBroker(VirtualBrokerHandlers vq) {
         return HandlerTable.builder(Role.BROKER)
-            // leases on virtual queues (long polls held by the gateway), commits acknowledging them; other groups'
-            // requests sent on to the real queue behind the virtual one; LITE_PULL_MESSAGE (5.x lite pull
-            // consumers) served as PULL_MESSAGE
-            .request(consumers, PULL_MESSAGE, LITE_PULL_MESSAGE, UPDATE_CONSUMER_OFFSET, QUERY_CONSUMER_OFFSET,
-                GET_MAX_OFFSET, GET_MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, GET_EARLIEST_MSG_STORETIME,
-                CONSUMER_SEND_MSG_BACK)
-            // the group's members as the gateway knows them; every client heartbeats every broker of its routes
-            .request(consumers, HEART_BEAT, UNREGISTER_CLIENT, GET_CONSUMER_LIST_BY_GROUP)
+            // leases on virtual queues (long polls held by the gateway); LITE_PULL_MESSAGE (5.x lite pull consumers)
+            // served as PULL_MESSAGE; other groups' requests sent on to the real queue behind the virtual one
+            .request(vq.pulls(), PULL_MESSAGE, LITE_PULL_MESSAGE)
+            // commits acknowledging leases; a query starts a client on a virtual queue
+            .request(vq.commits(), UPDATE_CONSUMER_OFFSET)
+            .request(vq.offsetQueries(), QUERY_CONSUMER_OFFSET)
+            // the virtual queues' own offsets
+            .request(vq.maxOffsets(), GET_MAX_OFFSET)
+            .request(vq.minOffsets(), GET_MIN_OFFSET)
+            .request(vq.offsetSearches(), SEARCH_OFFSET_BY_TIMESTAMP)
+            .request(vq.storeTimes(), GET_EARLIEST_MSG_STORETIME)
+            // every client heartbeats every broker of its routes; the group's members as the gateway knows them
+            .request(vq.heartbeats(), HEART_BEAT)
+            .request(vq.unregistrations(), UNREGISTER_CLIENT)
+            .request(vq.members(), GET_CONSUMER_LIST_BY_GROUP)
             // orderly groups lock the real queues (the served group is refused with a reason)
-            .request(consumers, LOCK_BATCH_MQ, UNLOCK_BATCH_MQ)
+            .request(vq.locks(), LOCK_BATCH_MQ, UNLOCK_BATCH_MQ)
+            .request(vq.sendBacks(), CONSUMER_SEND_MSG_BACK)
             .fallback(RequestHandler.NOT_SERVED)
             .build();
     }

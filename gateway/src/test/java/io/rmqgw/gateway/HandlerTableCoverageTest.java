@@ -14,6 +14,7 @@ import io.rmqgw.gateway.relay.Role;
 import io.rmqgw.gateway.relay.RequestHandler;
 import io.rmqgw.gateway.relay.UpstreamRequestHandler;
 import io.rmqgw.gateway.testing.CoversCodes;
+import io.rmqgw.gateway.vq.VirtualBrokerHandlers;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.ClusterView;
 import java.lang.reflect.Method;
@@ -44,7 +45,7 @@ public class HandlerTableCoverageTest {
 
     private static List<HandlerTable> tables() {
         return List.of(namesrv(), broker(), HandlerTables.fanout(RequestHandler.PASS_THROUGH),
-            HandlerTables.virtualBroker(RequestHandler.PASS_THROUGH));
+            HandlerTables.virtualBroker(VirtualBrokerHandlers.all(RequestHandler.PASS_THROUGH)));
     }
 
     /** Registered code -> where it is registered, e.g. {@code 310 -> broker request}. */

@@ -23,7 +23,6 @@ import io.rmqgw.gateway.relay.Feature;
 import io.rmqgw.gateway.relay.HandlerTable;
 import io.rmqgw.gateway.relay.Role;
 import io.rmqgw.gateway.relay.RelayContext;
-import io.rmqgw.gateway.relay.RequestHandler;
 import io.rmqgw.gateway.relay.UpstreamRole;
 import io.rmqgw.gateway.upstream.UpstreamPool;
 import io.rmqgw.routing.ClusterView;
@@ -52,7 +51,7 @@ import org.slf4j.LoggerFactory;
  * real brokers (one heartbeat per broker for all of them, as a client instance sends).
  *
  * <p><b>Threads.</b> Every consumer's state belongs to one event loop ({@link #loop}); handlers on client
- * connections hop onto it and answer with {@code writeToClient}. The configuration list is replaced whole
+ * connections hop onto it and answer through their {@code Exchange}. The configuration list is replaced whole
  * (volatile) by a reload.
  */
 public final class VirtualQueues implements ServedGroups, Feature, AutoCloseable {
@@ -93,10 +92,10 @@ public final class VirtualQueues implements ServedGroups, Feature, AutoCloseable
     private boolean heartbeatPending;
     private volatile boolean closed;
 
-    /** @param table the virtual broker's handler table around its consumer handler (where the gateway registers codes) */
+    /** @param table the virtual broker's handler table around its family handlers (where the gateway registers codes) */
     public VirtualQueues(List<VirtualQueueConfig> settings, BrokerListeners brokers, RelayContext context,
                          UpstreamPool pool, RouteQueries routes, String advertised,
-                         java.util.function.Function<RequestHandler, HandlerTable> table) {
+                         java.util.function.Function<VirtualBrokerHandlers, HandlerTable> table) {
         this.brokers = brokers;
         this.context = context;
         this.pool = pool;
@@ -106,7 +105,7 @@ public final class VirtualQueues implements ServedGroups, Feature, AutoCloseable
         this.loop = context.transport().workers().next();
         this.clientId = advertised + "@rmqgw-" + ProcessHandle.current().pid();
         this.bypass = new Bypass(this);
-        HandlerTable handlers = table.apply(new VirtualBrokerHandler(this, bypass));
+        HandlerTable handlers = table.apply(VirtualBrokerHandlers.of(this, bypass));
         this.role = UpstreamRole.served(handlers, "virtual-queue broker " + BROKER_NAME);
         apply(Objects.requireNonNull(settings, "settings"));
     }
@@ -434,7 +433,7 @@ public final class VirtualQueues implements ServedGroups, Feature, AutoCloseable
      */
     public void drain() {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        bypass.drain();
+        bypass.pulls().drain();
         loop.execute(() -> {
             try {
                 consumers.values().forEach(VirtualConsumer::drain);
@@ -454,7 +453,7 @@ public final class VirtualQueues implements ServedGroups, Feature, AutoCloseable
      * count, that deliver nothing once draining).
      */
     public int fetchesInFlight() {
-        int n = bypass.pullsInFlight();
+        int n = bypass.pulls().inFlight();
         for (VirtualConsumer c : consumers.values()) {
             n += c.fetchesInFlight();
         }

@@ -315,10 +315,10 @@ class BypassTest {
         RealQueue q = new RealQueue("broker-a", 2);
         ByteBuf record = Unpooled.wrappedBuffer(Records.record(q, 4));
         long offset = Records.commitLogOffset(q, 4);
-        assertTrue(Bypass.isTheMessage(record, TOPIC, offset, null), "no id sent: topic and offset decide");
-        assertFalse(Bypass.isTheMessage(record, TOPIC, offset + 1, null));
-        assertFalse(Bypass.isTheMessage(record, "other", offset, null));
-        assertFalse(Bypass.isTheMessage(Unpooled.wrappedBuffer(new byte[8]), TOPIC, offset, null));
+        assertTrue(BypassSendBacks.isTheMessage(record, TOPIC, offset, null), "no id sent: topic and offset decide");
+        assertFalse(BypassSendBacks.isTheMessage(record, TOPIC, offset + 1, null));
+        assertFalse(BypassSendBacks.isTheMessage(record, "other", offset, null));
+        assertFalse(BypassSendBacks.isTheMessage(Unpooled.wrappedBuffer(new byte[8]), TOPIC, offset, null));
     }
 
     private static String lockBody(String group, int... queues) throws Exception {

@@ -203,7 +203,7 @@ class VirtualBrokerTest {
             }
             assertTrue(held, "b never took the queue over");
             assertTrue(refused > 0, "refused at first: a was the owner");
-            assertTrue(System.nanoTime() - start >= VirtualConsumer.CLAIM_AFTER_NANOS, "not before a was quiet a second");
+            assertTrue(System.nanoTime() - start >= VirtualQueueOwners.CLAIM_AFTER_NANOS, "not before a was quiet a second");
             // a, the owner before, is refused now (b's pull is held, so a's claim cannot start over it)
             a.send(pull(300, 0));
             assertEquals(ResponseCode.PULL_NOT_FOUND, answerTo(a, 300).code());
