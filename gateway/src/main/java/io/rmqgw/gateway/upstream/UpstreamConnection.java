@@ -5,8 +5,6 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoop;
 import io.netty.util.ReferenceCountUtil;
@@ -16,11 +14,9 @@ import io.netty.util.concurrent.Promise;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.rmqgw.codec.frame.FrameDecoder;
 import io.rmqgw.codec.frame.Frames;
-import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.frame.RemotingHeader;
 import io.rmqgw.gateway.net.Addresses;
-import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.relay.AllocationFailures;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.RequestSigner;
@@ -28,7 +24,6 @@ import io.rmqgw.gateway.upstream.ResponseTable.Pending;
 import io.rmqgw.gateway.upstream.UpstreamException.Reason;
 import io.rmqgw.metrics.GatewayMetrics.UpstreamFailure;
 import io.rmqgw.routing.NamesrvAddresses;
-import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.List;
@@ -98,6 +93,15 @@ public final class UpstreamConnection {
         this.target = address;
         this.loop = loop;
         this.maxInFlight = maxInFlight;
+    }
+
+    /** Why the connection is closing (for the requests it fails), set by its channel handler. */
+    void closeReason(String why) {
+        this.closeReason = why;
+    }
+
+    RelayContext context() {
+        return context;
     }
 
     /** Where the connection stands; changes on {@link #loop} only. */
@@ -245,14 +249,14 @@ public final class UpstreamConnection {
         if (now > maxInFlight) {
             admitted.decrementAndGet();
             ReferenceCountUtil.release(body);
-            fail(replyOn, promise, new UpstreamException(Reason.BUSY, describe() + " busy: " + maxInFlight
+            CallerExecutor.fail(replyOn, promise, new UpstreamException(Reason.BUSY, describe() + " busy: " + maxInFlight
                 + " requests in flight, request code " + header.code() + " refused"));
             return;
         }
         onLoop(() -> send(header, body, start, deadline, response, written, replyOn), () -> {
             admitted.decrementAndGet();
             ReferenceCountUtil.release(body);
-            fail(replyOn, promise, new UpstreamException(Reason.CLOSED, "the gateway is stopping; request code "
+            CallerExecutor.fail(replyOn, promise, new UpstreamException(Reason.CLOSED, "the gateway is stopping; request code "
                 + header.code() + " to " + describe() + " not sent"));
         });
     }
@@ -278,7 +282,7 @@ public final class UpstreamConnection {
         if (state instanceof State.Closed) {
             admitted.decrementAndGet();
             ReferenceCountUtil.release(body);
-            fail(replyOn, promise, new UpstreamException(Reason.CLOSED, "the gateway is stopping; request code "
+            CallerExecutor.fail(replyOn, promise, new UpstreamException(Reason.CLOSED, "the gateway is stopping; request code "
                 + header.code() + " to " + describe() + " not sent"));
             return;
         }
@@ -299,7 +303,7 @@ public final class UpstreamConnection {
             frame = Frames.encode(alloc(), stamped, encoding, body); // releases body when it throws
         } catch (RuntimeException e) {
             admitted.decrementAndGet();
-            fail(replyOn, promise, e);
+            CallerExecutor.fail(replyOn, promise, e);
             return;
         }
         Outgoing out = new Outgoing(opaque, header.code(), frame, start, deadline, response, written, replyOn);
@@ -331,13 +335,13 @@ public final class UpstreamConnection {
             // a oneway is done once written
             admitted.decrementAndGet();
             if (f.isSuccess()) {
-                complete(out.replyOn(), out.written(), null);
+                CallerExecutor.complete(out.replyOn(), out.written(), null);
             } else {
-                fail(out.replyOn(), out.written(), lost(out.code(), f.cause()));
+                CallerExecutor.fail(out.replyOn(), out.written(), lost(out.code(), f.cause()));
             }
         } else if (!f.isSuccess() && table.remove(out.opaque()) != null) {
             admitted.decrementAndGet();
-            fail(out.replyOn(), out.response(), lost(out.code(), f.cause()));
+            CallerExecutor.fail(out.replyOn(), out.response(), lost(out.code(), f.cause()));
         }
     }
 
@@ -382,7 +386,7 @@ public final class UpstreamConnection {
                     @Override
                     protected void initChannel(Channel ch) {
                         ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength()));
-                        ch.pipeline().addLast("pool", new Inbound());
+                        ch.pipeline().addLast("pool", new PooledInbound(UpstreamConnection.this));
                     }
                 });
         } catch (RuntimeException e) {
@@ -438,7 +442,7 @@ public final class UpstreamConnection {
 
     // ---- answers, losses, timeouts
 
-    private void fromUpstream(RemotingFrame frame) {
+    void fromUpstream(RemotingFrame frame) {
         if (!frame.isResponse()) {
             try {
                 pool.requestHandler().onRequest(this, frame);
@@ -454,10 +458,10 @@ public final class UpstreamConnection {
             return;
         }
         admitted.decrementAndGet();
-        complete(p.replyOn(), p.promise(), frame);
+        CallerExecutor.complete(p.replyOn(), p.promise(), frame);
     }
 
-    private void channelClosed(Channel channel) {
+    void channelClosed(Channel channel) {
         if (!(state instanceof State.Connected c) || c.channel() != channel) {
             return;
         }
@@ -471,7 +475,7 @@ public final class UpstreamConnection {
         }
         for (Pending p : orphans) {
             admitted.decrementAndGet();
-            fail(p.replyOn(), p.promise(), new UpstreamException(Reason.CONNECTION_LOST, "connection to " + describe()
+            CallerExecutor.fail(p.replyOn(), p.promise(), new UpstreamException(Reason.CONNECTION_LOST, "connection to " + describe()
                 + " " + why + " before answering request code " + p.code()));
         }
     }
@@ -497,7 +501,7 @@ public final class UpstreamConnection {
         for (Pending p : table.expire(now)) {
             admitted.decrementAndGet();
             context.metrics().upstreamFailure(UpstreamFailure.TIMEOUT);
-            fail(p.replyOn(), p.promise(), timeout(p.code(), p.startNanos(), now, ""));
+            CallerExecutor.fail(p.replyOn(), p.promise(), timeout(p.code(), p.startNanos(), now, ""));
         }
         for (Iterator<Outgoing> it = dialWaiters.iterator(); it.hasNext(); ) {
             Outgoing out = it.next();
@@ -521,7 +525,7 @@ public final class UpstreamConnection {
         }
         for (Pending p : table.drain()) {
             admitted.decrementAndGet();
-            fail(p.replyOn(), p.promise(), new UpstreamException(reason, message.apply(p.code())));
+            CallerExecutor.fail(p.replyOn(), p.promise(), new UpstreamException(reason, message.apply(p.code())));
         }
     }
 
@@ -529,81 +533,7 @@ public final class UpstreamConnection {
     private void finish(Outgoing out, Throwable cause) {
         admitted.decrementAndGet();
         out.frame().release();
-        fail(out.replyOn(), out.response() != null ? out.response() : out.written(), cause);
+        CallerExecutor.fail(out.replyOn(), out.response() != null ? out.response() : out.written(), cause);
     }
 
-    // ---------------------------------------------------------------- completing on the caller's executor
-
-    /** Completes {@code promise} on {@code on}; a result nobody takes (cancelled, executor gone) is released. */
-    private static <T> void complete(EventExecutor on, Promise<T> promise, T result) {
-        Runnable done = () -> {
-            if (!promise.trySuccess(result)) {
-                ReferenceCountUtil.release(result);
-            }
-        };
-        if (on.inEventLoop()) {
-            done.run();
-            return;
-        }
-        try {
-            on.execute(done);
-        } catch (RejectedExecutionException e) {
-            ReferenceCountUtil.release(result);
-            promise.tryFailure(new UpstreamException(Reason.CLOSED, "the caller's executor is shut down"));
-        }
-    }
-
-    private static void fail(EventExecutor on, Promise<?> promise, Throwable cause) {
-        if (on.inEventLoop()) {
-            promise.tryFailure(cause);
-            return;
-        }
-        try {
-            on.execute(() -> promise.tryFailure(cause));
-        } catch (RejectedExecutionException e) {
-            promise.tryFailure(cause);
-        }
-    }
-
-    /** The pooled channel's handler: answers, upstream requests, loss. */
-    private final class Inbound extends ChannelInboundHandlerAdapter {
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (msg instanceof RemotingFrame frame) {
-                fromUpstream(frame);
-            } else {
-                ReferenceCountUtil.release(msg);
-            }
-        }
-
-        @Override
-        public void channelInactive(ChannelHandlerContext ctx) {
-            channelClosed(ctx.channel());
-            ctx.fireChannelInactive();
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            String tlsRefusal = Dialer.tlsRefusal(cause);
-            if (cause instanceof MalformedFrameException m) {
-                log.warn("closing pooled connection to {}: {}", describe(), m.getMessage());
-                context.metrics().decodeError(m.reason().label());
-                closeReason = "malformed frame: " + m.getMessage();
-            } else if (tlsRefusal != null) {
-                closeReason = tlsRefusal;
-                log.warn("closing pooled connection to {}: {}", describe(), closeReason);
-            } else if (cause instanceof IOException) {
-                log.debug("pooled connection to {}: {}", describe(), cause.toString());
-            } else if (AllocationFailures.isAllocationFailure(cause)) {
-                context.allocationFailures().record();
-                closeReason = "no memory for it: " + cause;
-                log.warn("closing pooled connection to {}: {}", describe(), closeReason);
-            } else {
-                log.warn("closing pooled connection to {}", describe(), cause);
-                closeReason = "internal error: " + cause;
-            }
-            ctx.close();
-        }
-    }
 }
