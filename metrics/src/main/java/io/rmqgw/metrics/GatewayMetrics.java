@@ -429,14 +429,6 @@ public final class GatewayMetrics implements AutoCloseable {
         decodeErrors.counter(reason).increment();
     }
 
-    public double decodeErrors(MalformedReason reason) {
-        return decodeErrors.count(reason.label());
-    }
-
-    public double decodeErrors(String reason) {
-        return decodeErrors.count(reason);
-    }
-
     private volatile java.util.function.Supplier<Number> queuedTotal;
     private volatile java.util.function.Supplier<Number> queuedLargest;
 
@@ -484,17 +476,6 @@ public final class GatewayMetrics implements AutoCloseable {
         this.incompleteFrameBudget = budgetBytes;
     }
 
-    /** Bytes held in incomplete client frames now (the gauge's value). */
-    public long incompleteFrameBytes() {
-        return incompleteFrameBytes.getAsLong();
-    }
-
-    /** Connections of {@code role} closed for {@code reason} so far. */
-    public double connectionsClosed(String role, CloseReason reason) {
-        LabelledCounters byReason = closedConnections.get(role);
-        return byReason == null ? 0 : byReason.count(reason.label());
-    }
-
     private LabelledCounters closedConnections(String role) {
         LabelledCounters byReason = closedConnections.get(role);
         if (byReason == null) {
@@ -507,10 +488,6 @@ public final class GatewayMetrics implements AutoCloseable {
 
     public void upstreamFailure(UpstreamFailure failure) {
         upstreamFailures.get(failure).increment();
-    }
-
-    public double upstreamFailures(UpstreamFailure failure) {
-        return upstreamFailures.get(failure).count();
     }
 
     public void routeServedFromCache() {
@@ -531,17 +508,9 @@ public final class GatewayMetrics implements AutoCloseable {
         framesStreamed.increment();
     }
 
-    public double framesStreamed() {
-        return framesStreamed.count();
-    }
-
     /** A LITE_PULL_MESSAGE went to a broker older than 5.0 as PULL_MESSAGE. */
     public void litePullTranslated() {
         litePullsTranslated.increment();
-    }
-
-    public double litePullsTranslated() {
-        return litePullsTranslated.count();
     }
 
     /** The meters of the name-server listener (role {@code namesrv}, upstream {@code namesrv}). */
@@ -593,13 +562,6 @@ public final class GatewayMetrics implements AutoCloseable {
         requestCounter(REQUEST_CODES.index(requestCode), RESPONSE_CODES.index(responseCode)).increment();
     }
 
-    /** Requests with this request code answered with this response code so far. */
-    public double requests(int requestCode, int responseCode) {
-        Counter c = requests.get(REQUEST_CODES.index(requestCode) * RESPONSE_CODES.size()
-            + RESPONSE_CODES.index(responseCode));
-        return c == null ? 0 : c.count();
-    }
-
     /** The {@code code} label of {@code requestCode}, as every per-code meter writes it (e.g. {@code PULL_MESSAGE}). */
     public static String requestCodeLabel(int requestCode) {
         return REQUEST_CODES.name(REQUEST_CODES.index(requestCode));
@@ -617,11 +579,6 @@ public final class GatewayMetrics implements AutoCloseable {
             oneways.set(req, c);
         }
         c.increment();
-    }
-
-    public double oneways(int requestCode) {
-        Counter c = oneways.get(REQUEST_CODES.index(requestCode));
-        return c == null ? 0 : c.count();
     }
 
     private Counter requestCounter(int req, int res) {
@@ -708,17 +665,6 @@ public final class GatewayMetrics implements AutoCloseable {
         c.increment();
     }
 
-    /** Counted requests for {@code topic} ({@link #OTHER_TOPIC} for the overflow); 0 when disabled. */
-    public double topicRequests(String topic, int requestCode) {
-        TopicMeters t = topics;
-        if (t == null) {
-            return 0;
-        }
-        AtomicReferenceArray<Counter> row = OTHER_TOPIC.equals(topic) ? t.other : t.byTopic.get(topic);
-        Counter c = row == null ? null : row.get(REQUEST_CODES.index(requestCode));
-        return c == null ? 0 : c.count();
-    }
-
     private static final class TopicMeters {
         final int limit;
         final Map<String, AtomicReferenceArray<Counter>> byTopic = new ConcurrentHashMap<>();
@@ -770,11 +716,6 @@ public final class GatewayMetrics implements AutoCloseable {
         }
     }
 
-    public double headerConversions(SerializeType from, SerializeType to) {
-        Counter c = headerConversions[from.ordinal() * ENCODINGS + to.ordinal()];
-        return c == null ? 0 : c.count();
-    }
-
     /**
      * A topic or group name refused at the edge ({@code rmqgw.names.rejected{reason}}).
      *
@@ -795,14 +736,6 @@ public final class GatewayMetrics implements AutoCloseable {
         namesRejected.counter(reason).increment();
     }
 
-    public double namesRejected(NameCheck check) {
-        return namesRejected.count(check.label());
-    }
-
-    public double namesRejected(String reason) {
-        return namesRejected.count(reason);
-    }
-
     // ---------------------------------------------------------------- reloads and name-server discovery
 
     /** A configuration reload ended with {@code result}: one of {@link #RELOAD_RESULTS}. */
@@ -814,20 +747,12 @@ public final class GatewayMetrics implements AutoCloseable {
         c.increment();
     }
 
-    public double configReloads(String result) {
-        return configReloads.count(result);
-    }
-
     /**
      * One poll of the name-server address URL ({@code rmqgw.namesrv.discovery{result}}); {@code result} is one
      * of {@link #NAMESRV_DISCOVERY_RESULTS}.
      */
     public void namesrvDiscovery(String result) {
         namesrvDiscovery.counter(result).increment();
-    }
-
-    public double namesrvDiscoveries(String result) {
-        return namesrvDiscovery.count(result);
     }
 
     // ---------------------------------------------------------------- fan-out
@@ -871,47 +796,6 @@ public final class GatewayMetrics implements AutoCloseable {
         coalesceDelay.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
-    public double coalesceSendsCount(String result) {
-        return coalesceSends.count(result);
-    }
-
-    public double coalescePassedThroughCount(String reason) {
-        return coalescePassedThrough.count(reason);
-    }
-
-    public double coalesceBatchesCount(String result) {
-        return coalesceBatches.count(result);
-    }
-
-    public long coalesceBatchCount() {
-        return coalesceBatchMessages.count();
-    }
-
-    public double coalesceBatchMessagesTotal() {
-        return coalesceBatchMessages.totalAmount();
-    }
-
-    public double fanoutRequests(String result) {
-        return fanoutRequests.count(result);
-    }
-
-    public double fanoutPartialFailures() {
-        return fanoutPartialFailures.count();
-    }
-
-    public double fanoutRetries() {
-        return fanoutRetries.count();
-    }
-
-    /** Requests recorded in the parts histogram, and their parts in total. */
-    public long fanoutPartsCount() {
-        return fanoutParts.count();
-    }
-
-    public double fanoutPartsTotal() {
-        return fanoutParts.totalAmount();
-    }
-
     // ---------------------------------------------------------------- rate limits and TLS
 
     /** A request refused by a rate limit ({@code rmqgw.rate.limited{limit}}); {@code limit} is one of {@link #RATE_LIMITS}. */
@@ -919,26 +803,14 @@ public final class GatewayMetrics implements AutoCloseable {
         rateLimited.counter(limit).increment();
     }
 
-    public double rateLimitedSends(String limit) {
-        return rateLimited.count(limit);
-    }
-
     /** A request refused by the admin-request policy ({@code rmqgw.admin.requests.refused{kind}}). */
     public void adminRequestRefused(String kind) {
         adminRefused.counter(kind).increment();
     }
 
-    public double adminRequestsRefused(String kind) {
-        return adminRefused.count(kind);
-    }
-
     /** TLS files read again after a change ({@code rmqgw.tls.reloads{result}}): one of {@link #TLS_RELOAD_RESULTS}. */
     public void tlsReload(String result) {
         tlsReloads.counter(result).increment();
-    }
-
-    public double tlsReloads(String result) {
-        return tlsReloads.count(result);
     }
 
     // ---------------------------------------------------------------- upstream health
@@ -953,18 +825,6 @@ public final class GatewayMetrics implements AutoCloseable {
     public void brokerUp(String address, boolean up) {
         health(brokerHealth, "rmqgw.broker.up", "Upstream broker reachable (1) or not (0) at the last attempt",
             address).set(up);
-    }
-
-    /** 1 or 0 as last reported, or -1 if the name server was never reported. */
-    public int namesrvHealth(String address) {
-        Health h = namesrvHealth.get(address);
-        return h == null ? -1 : h.get();
-    }
-
-    /** 1 or 0 as last reported, or -1 if the broker was never reported. */
-    public int brokerHealth(String address) {
-        Health h = brokerHealth.get(address);
-        return h == null ? -1 : h.get();
     }
 
     /** Drops the health gauge of a name server no longer configured. */

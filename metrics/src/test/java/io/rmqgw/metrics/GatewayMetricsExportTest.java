@@ -54,8 +54,8 @@ class GatewayMetricsExportTest {
         assertEquals(0, sample(s, "rmqgw_upstream_failures_total{reason=\"connect_failed\"}"));
         assertEquals(1, sample(s, "rmqgw_route_rewritten_total"));
         assertEquals(1, sample(s, "rmqgw_route_cache_served_total"));
-        assertEquals(2, metrics.decodeErrors("bad_length"));
-        assertEquals(1, metrics.upstreamFailures(UpstreamFailure.TIMEOUT));
+        assertEquals(2, MeterReadings.of(metrics).decodeErrors("bad_length"));
+        assertEquals(1, MeterReadings.of(metrics).upstreamFailures(UpstreamFailure.TIMEOUT));
     }
 
     @Test
@@ -70,7 +70,7 @@ class GatewayMetricsExportTest {
         assertEquals(1, sample(s, "rmqgw_requests_total{code=\"PULL_MESSAGE\",result=\"PULL_NOT_FOUND\"}"));
         assertEquals(1, sample(s, "rmqgw_requests_total{code=\"PULL_MESSAGE\",result=\"SYSTEM_BUSY\"}"));
         assertEquals(1, sample(s, "rmqgw_requests_total{code=\"other\",result=\"other\"}"));
-        assertEquals(2, metrics.requests(RequestCode.SEND_MESSAGE_V2, ResponseCode.SUCCESS));
+        assertEquals(2, MeterReadings.of(metrics).requests(RequestCode.SEND_MESSAGE_V2, ResponseCode.SUCCESS));
 
         // histograms in seconds, split into time inside the gateway and upstream
         assertEquals(2, sample(s, "rmqgw_request_gateway_duration_seconds_count{code=\"SEND_MESSAGE_V2\"}"));
@@ -160,9 +160,9 @@ class GatewayMetricsExportTest {
         assertEquals(2, sample(s, "rmqgw_connections_closed_total{reason=\"upstream_closed\",role=\"namesrv\"}"));
         assertEquals(0, sample(s, "rmqgw_connections_closed_total{reason=\"upstream_closed\",role=\"broker\"}"));
         assertEquals(1, sample(s, "rmqgw_namesrv_discovery_total{result=\"timeout\"}"));
-        assertEquals(2, metrics.decodeErrors(MalformedReason.INVALID_JSON));
-        assertEquals(1, metrics.namesRejected(NameCheck.TOO_LONG));
-        assertEquals(2, metrics.connectionsClosed(GatewayMetrics.NAMESRV, CloseReason.UPSTREAM_CLOSED));
+        assertEquals(2, MeterReadings.of(metrics).decodeErrors(MalformedReason.INVALID_JSON));
+        assertEquals(1, MeterReadings.of(metrics).namesRejected(NameCheck.TOO_LONG));
+        assertEquals(2, MeterReadings.of(metrics).connectionsClosed(GatewayMetrics.NAMESRV, CloseReason.UPSTREAM_CLOSED));
         assertThrows(IllegalArgumentException.class, () -> metrics.nameRejected(NameCheck.VALID));
 
         // a value outside the known sets is still counted, in a series of its own
@@ -188,9 +188,9 @@ class GatewayMetricsExportTest {
         assertEquals(1, sample(s, "rmqgw_header_conversions_total{from=\"json\",to=\"rocketmq\"}"));
         assertEquals(0, sample(s, "rmqgw_header_conversions_total{from=\"rocketmq\",to=\"json\"}"));
         assertEquals(1, sample(s, "rmqgw_names_rejected_total{reason=\"illegal_character\"}"));
-        assertEquals(2, metrics.oneways(RequestCode.SEND_MESSAGE_V2));
-        assertEquals(1, metrics.headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ));
-        assertEquals(1, metrics.namesRejected("illegal_character"));
+        assertEquals(2, MeterReadings.of(metrics).oneways(RequestCode.SEND_MESSAGE_V2));
+        assertEquals(1, MeterReadings.of(metrics).headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ));
+        assertEquals(1, MeterReadings.of(metrics).namesRejected("illegal_character"));
     }
 
     @Test
@@ -261,8 +261,8 @@ class GatewayMetricsExportTest {
         s = metrics.scrape();
         assertEquals(1, sample(s, "rmqgw_namesrv_up{address=\"10.0.0.2:9876\"}"));
         assertFalse(s.contains("10.0.0.1:9876"), s);
-        assertEquals(-1, metrics.namesrvHealth("10.0.0.1:9876"));
-        assertEquals(1, metrics.brokerHealth("10.0.0.5:10911"));
+        assertEquals(-1, MeterReadings.of(metrics).namesrvHealth("10.0.0.1:9876"));
+        assertEquals(1, MeterReadings.of(metrics).brokerHealth("10.0.0.5:10911"));
     }
 
     @Test
@@ -282,7 +282,7 @@ class GatewayMetricsExportTest {
         assertEquals(1, sample(s, "rmqgw_topic_requests_total{code=\"PULL_MESSAGE\",topic=\"TopicB\"}"));
         assertEquals(2, sample(s, "rmqgw_topic_requests_total{code=\"SEND_MESSAGE_V2\",topic=\"(other)\"}"));
         assertFalse(s.contains("TopicC"), s);
-        assertEquals(2, metrics.topicRequests(GatewayMetrics.OTHER_TOPIC, RequestCode.SEND_MESSAGE_V2));
+        assertEquals(2, MeterReadings.of(metrics).topicRequests(GatewayMetrics.OTHER_TOPIC, RequestCode.SEND_MESSAGE_V2));
 
         metrics.topicLabels(false, 0);
         assertFalse(metrics.scrape().contains("rmqgw_topic_requests_total"));
