@@ -102,8 +102,8 @@ class GatewayMetricsExportTest {
             "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "1.0", "+Inf");
         List<String> upstream = List.of("2.5E-4", "5.0E-4", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1",
             "0.25", "0.5", "1.0", "2.5", "5.0", "10.0", "30.0", "60.0", "+Inf");
-        assertEquals(GatewayMetrics.GATEWAY_BUCKETS.length + 1, gateway.size());
-        assertEquals(GatewayMetrics.UPSTREAM_BUCKETS.length + 1, upstream.size());
+        assertEquals(RequestMeters.GATEWAY_BUCKETS.length + 1, gateway.size());
+        assertEquals(RequestMeters.UPSTREAM_BUCKETS.length + 1, upstream.size());
         for (String code : List.of("SEND_MESSAGE_V2", "PULL_MESSAGE", "GET_ROUTEINFO_BY_TOPIC", "HEART_BEAT",
             "QUERY_CONSUMER_OFFSET", "other")) {
             assertEquals(gateway, bucketBounds(s, "rmqgw_request_gateway_duration_seconds_bucket", code), code);
@@ -144,7 +144,7 @@ class GatewayMetricsExportTest {
                 assertEquals(0, sample(s, "rmqgw_connections_closed_total{reason=\"" + r.label() + "\",role=\"" + role + "\"}"));
             }
         }
-        for (String result : GatewayMetrics.NAMESRV_DISCOVERY_RESULTS) {
+        for (String result : NamesrvDiscoveryMeters.RESULTS) {
             assertEquals(0, sample(s, "rmqgw_namesrv_discovery_total{result=\"" + result + "\"}"));
         }
 
@@ -153,7 +153,7 @@ class GatewayMetricsExportTest {
         metrics.nameRejected(NameCheck.TOO_LONG);
         metrics.connectionClosed(GatewayMetrics.NAMESRV, CloseReason.UPSTREAM_CLOSED);
         metrics.connectionClosed(GatewayMetrics.NAMESRV, "upstream_closed");
-        metrics.namesrvDiscovery("timeout");
+        metrics.namesrvDiscovery().poll("timeout");
         s = metrics.scrape();
         assertEquals(2, sample(s, "rmqgw_decode_errors_total{reason=\"invalid_json\"}"));
         assertEquals(1, sample(s, "rmqgw_names_rejected_total{reason=\"too_long\"}"));
@@ -229,7 +229,7 @@ class GatewayMetricsExportTest {
     @Test
     void fanoutMetersStartAtZeroThenCount() {
         String before = metrics.scrape();
-        for (String result : GatewayMetrics.FANOUT_RESULTS) {
+        for (String result : FanoutMeters.RESULTS) {
             assertTrue(before.contains("rmqgw_fanout_requests_total{result=\"" + result + "\"} 0.0"), before);
         }
         assertTrue(before.contains("rmqgw_fanout_partial_failures_total 0.0"), before);
@@ -341,13 +341,13 @@ class GatewayMetricsExportTest {
     @Test
     void coalescingMetersStartAtZeroThenCount() {
         String before = metrics.scrape();
-        for (String result : GatewayMetrics.COALESCE_RESULTS) {
+        for (String result : CoalescingMeters.RESULTS) {
             assertTrue(before.contains("rmqgw_coalesce_sends_total{result=\"" + result + "\"} 0.0"), before);
         }
-        for (String reason : GatewayMetrics.COALESCE_PASS_REASONS) {
+        for (String reason : CoalescingMeters.PASS_REASONS) {
             assertTrue(before.contains("rmqgw_coalesce_passed_through_total{reason=\"" + reason + "\"} 0.0"), before);
         }
-        for (String result : GatewayMetrics.COALESCE_BATCH_RESULTS) {
+        for (String result : CoalescingMeters.BATCH_RESULTS) {
             assertTrue(before.contains("rmqgw_coalesce_batches_total{result=\"" + result + "\"} 0.0"), before);
         }
         assertTrue(before.contains("rmqgw_coalesce_batch_messages_bucket{le=\"64.0\"} 0"), before);
