@@ -178,8 +178,8 @@ class StartReloadTest {
                 assertNull(level(PROBE_LOGGER), "a logger left out goes back to inherited");
             }
             hup.raise();
-            Await.until("SIGHUP reloaded", WAIT, () -> MeterReadings.of(metrics()).configReloads("applied") + MeterReadings.of(metrics()).configReloads("unchanged")
-                >= before + 2);
+            Await.until("SIGHUP reloaded", WAIT, () -> MeterReadings.of(metrics()).configReloads("applied")
+                + MeterReadings.of(metrics()).configReloads("unchanged") >= before + 2);
             assertEquals(2, MeterReadings.of(metrics()).configReloads("unchanged"), 0.0, "SIGHUP with an unchanged file");
         }
         assertNotNull(gateway());

@@ -93,7 +93,10 @@ public final class ConnectionMeters {
             .register(registry);
     }
 
-    /** A connection of a listener with {@code role} (one of {@link GatewayMetrics#ROLES}) the gateway closed on its own initiative. */
+    /**
+     * A connection of a listener with {@code role} (one of {@link GatewayMetrics#ROLES}) the gateway closed on its
+     * own initiative.
+     */
     public void connectionClosed(String role, CloseReason reason) {
         closedConnections(role).counter(reason.label()).increment();
     }

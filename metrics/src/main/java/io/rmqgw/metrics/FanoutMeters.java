@@ -37,7 +37,7 @@ public final class FanoutMeters {
             .register(registry);
     }
 
-    /** A fan-out request ended with {@code result} (one of {@link #RESULTS}) after {@code parts} parts (0 when refused). */
+    /** A fan-out request ended with {@code result} (one of {@link #RESULTS}) after {@code parts} parts (0: refused). */
     public void request(String result, int parts) {
         requests.counter(result).increment();
         if (parts > 0) {

@@ -165,7 +165,8 @@ class NamesrvDiscoveryTest {
             assertEquals(namesrvA, viaNewConnection(gateway.port()));
             assertEquals(namesrvB, routeRequest(onB), "an open connection is not dropped");
             assertEquals(-1, MeterReadings.of(metrics).namesrvHealth(namesrvB.address()), "the removed name server's gauge is gone");
-            TestGateway.await(() -> MeterReadings.of(metrics).namesrvDiscoveries(NamesrvDiscovery.UNCHANGED) >= 1, WAIT, "an unchanged poll");
+            TestGateway.await(() -> MeterReadings.of(metrics).namesrvDiscoveries(NamesrvDiscovery.UNCHANGED) >= 1, WAIT,
+                "an unchanged poll");
 
             // every kind of failure keeps A and is counted
             record Failure(String label, ResponseDefinitionBuilder response) {

@@ -93,7 +93,8 @@ class CutThroughTest {
             assertEquals(Wire.SUCCESS, answer.code());
             assertEquals(ClientFrames.sendV2().opaque(), answer.opaque());
             assertEquals(0, MeterReadings.of(b.gateway.metrics()).decodeErrors("frame_too_long"), 0.0);
-            assertEquals(1, MeterReadings.of(b.gateway.metrics()).framesStreamed(), 0.0, "the small send is stored whole, the large streamed");
+            assertEquals(1, MeterReadings.of(b.gateway.metrics()).framesStreamed(), 0.0,
+                "the small send is stored whole, the large streamed");
         }
     }
 

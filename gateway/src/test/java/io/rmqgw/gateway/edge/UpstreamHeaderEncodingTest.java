@@ -200,7 +200,8 @@ class UpstreamHeaderEncodingTest {
                 Wire.Frame got = relay(b, client, spec, binary);
                 assertEquals(SerializeType.JSON, got.serializeType(), spec + " reaches the broker as JSON");
                 assertSameCommand(Wire.parse(binary), got);
-                assertEquals(i + 1, MeterReadings.of(metrics).headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON), 0.0, spec.name());
+                assertEquals(i + 1, MeterReadings.of(metrics).headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON), 0.0,
+                    spec.name());
             }
             // a JSON client's frames are already what the broker should get
             ClientFrames.Spec v2 = ClientFrames.sendV2();

@@ -133,7 +133,8 @@ class MalformedClientInputTest {
         try (RawClient client = RawClient.connect(gateway.port())) {
             client.send(concat(Wire.request(CODE).opaque(7).bytes(), Wire.utf8("GET / HTTP/1.1\r\n\r\n")));
             namesrv.awaitFrame(f -> f.opaque() == 7, RawClient.WAIT);
-            TestGateway.await(() -> MeterReadings.of(gateway.metrics()).decodeErrors("not_remoting") >= 1, RawClient.WAIT, "decode error counted");
+            TestGateway.await(() -> MeterReadings.of(gateway.metrics()).decodeErrors("not_remoting") >= 1, RawClient.WAIT,
+                "decode error counted");
             client.send(Wire.request(CODE).opaque(8).bytes()); // after the bad bytes: read and discarded
             release.countDown();
 

@@ -182,7 +182,8 @@ class ReloadTriggersTest {
             // watched through the debounce and a margin, and a reload among them fails at once.
             gw.write(gw.yaml("300ms", 0, ""));
             Await.holds("no reload after a save without changes", ConfigFileWatcher.DEFAULT_DEBOUNCE.plusMillis(500),
-                () -> MeterReadings.of(gw.metrics).configReloads("applied") == 1 && MeterReadings.of(gw.metrics).configReloads("refused") == 1
+                () -> MeterReadings.of(gw.metrics).configReloads("applied") == 1
+                    && MeterReadings.of(gw.metrics).configReloads("refused") == 1
                     && MeterReadings.of(gw.metrics).configReloads("unchanged") == 0);
             assertEquals(1, MeterReadings.of(gw.metrics).configReloads("applied"), 0.0);
             assertEquals(1, MeterReadings.of(gw.metrics).configReloads("refused"), 0.0);

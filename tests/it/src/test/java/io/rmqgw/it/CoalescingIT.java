@@ -188,8 +188,9 @@ class CoalescingIT {
     record CoalescingCounts(double coalesced, long batches, double batchedMessages) {
 
         static CoalescingCounts of(GatewayMetrics metrics) {
-            return new CoalescingCounts(MeterReadings.of(metrics).coalesceSendsCount("coalesced"), MeterReadings.of(metrics).coalesceBatchCount(),
-                MeterReadings.of(metrics).coalesceBatchMessagesTotal());
+            MeterReadings readings = MeterReadings.of(metrics);
+            return new CoalescingCounts(readings.coalesceSendsCount("coalesced"), readings.coalesceBatchCount(),
+                readings.coalesceBatchMessagesTotal());
         }
 
         /**
