@@ -7,6 +7,7 @@ import io.rmqgw.gateway.Gateway;
 import io.rmqgw.gateway.runtime.ConfigReloader;
 import io.rmqgw.gateway.config.ConfigLoader;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.FreePorts;
 import io.rmqgw.testing.RawRemoting;
 import io.rmqgw.testing.ScriptedPeer;
@@ -140,8 +141,8 @@ class ReloadCommandTest {
             assertEquals(Main.OK, reload("--admin", "127.0.0.1:" + files.admin, "--json"), () -> out + "\n" + err);
             assertEquals("{\"result\":\"unchanged\",\"applied\":[],\"needsRestart\":[],\"pendingRestart\":[]}",
                 out.toString().strip());
-            assertEquals(1, metrics.configReloads("applied"), 0.0);
-            assertEquals(1, metrics.configReloads("unchanged"), 0.0);
+            assertEquals(1, MeterReadings.of(metrics).configReloads("applied"), 0.0);
+            assertEquals(1, MeterReadings.of(metrics).configReloads("unchanged"), 0.0);
         }
     }
 
@@ -156,7 +157,7 @@ class ReloadCommandTest {
             + ": names.topic-max-length: must be between 1 and 32767, was 0"), err::toString);
         assertTrue(err.toString().contains("the running configuration stays in force"), err::toString);
         assertEquals(127, gateway.config().names().topicMaxLength());
-        assertEquals(1, metrics.configReloads("refused"), 0.0);
+        assertEquals(1, MeterReadings.of(metrics).configReloads("refused"), 0.0);
     }
 
     @Test
@@ -190,8 +191,8 @@ class ReloadCommandTest {
         assertEquals(ReloadCommand.UNREACHABLE, reload("-c", dir.resolve("missing.yaml").toString()));
         assertTrue(err.toString().contains("no such file"), err::toString);
         assertEquals(Main.CONFIG_ERROR, reload("--bogus"));
-        assertEquals(0, metrics.configReloads("applied") + metrics.configReloads("refused")
-            + metrics.configReloads("unchanged"), 0.0);
+        assertEquals(0, MeterReadings.of(metrics).configReloads("applied") + MeterReadings.of(metrics).configReloads("refused")
+            + MeterReadings.of(metrics).configReloads("unchanged"), 0.0);
     }
 
     @Test

@@ -18,6 +18,7 @@ import io.rmqgw.gateway.config.HostPort;
 import io.rmqgw.gateway.runtime.GatewayProcess;
 import io.rmqgw.gateway.runtime.Sighup;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Await;
 import io.rmqgw.testing.RawRemoting;
 import io.rmqgw.testing.ScriptedPeer;
@@ -136,7 +137,7 @@ class StartReloadTest {
 
             // 1. the file changes: timeout and log level
             files.write(files.yaml("300ms", 10, "logging:\n  levels:\n    " + PROBE_LOGGER + ": WARN\n"));
-            Await.until("the file change reloaded", WAIT, () -> metrics().configReloads("applied") == 1);
+            Await.until("the file change reloaded", WAIT, () -> MeterReadings.of(metrics()).configReloads("applied") == 1);
             assertEquals(Duration.ofMillis(300), gateway().config().upstream().requestTimeout());
             assertEquals(10, gateway().config().names().topicMaxLength());
             assertEquals(List.of(HostPort.parse("x", namesrv.address())), gateway().config().upstream().namesrv(),
@@ -151,7 +152,7 @@ class StartReloadTest {
             assertEquals(Main.OK, Main.run(new Main(new MainTest.RecordingRunner(), dir, null), new PrintWriter(o, true),
                 new PrintWriter(e, true), "reload", "-c", files.file.toString()), () -> o + "\n" + e);
             assertTrue(o.toString().startsWith("unchanged"), o::toString);
-            assertEquals(1, metrics().configReloads("unchanged"), 0.0);
+            assertEquals(1, MeterReadings.of(metrics()).configReloads("unchanged"), 0.0);
 
             // 3. the address server names another name server: new connections go there, this one stays
             serve(namesrv2.address());
@@ -164,22 +165,22 @@ class StartReloadTest {
             Await.until("the request reached the new name server", WAIT, () -> namesrv2.codes().contains(RequestCode.GET_KVLIST_BY_NAMESPACE));
             assertEquals(ResponseCode.SUCCESS, client.invoke(RemotingCommand.createRequestCommand(
                 RequestCode.GET_KVLIST_BY_NAMESPACE, null), SerializeType.JSON).command().getCode(), "the open connection stays");
-            assertTrue(metrics().namesrvDiscoveries("changed") >= 2);
+            assertTrue(MeterReadings.of(metrics()).namesrvDiscoveries("changed") >= 2);
 
             // 4. SIGHUP, after the log level was removed from the file (written without the watch noticing first?
             //    it may: either trigger gives the same result, the level goes back to inherited)
             Sighup hup = runner.sighup();
             assumeTrue(hup != null, "SIGHUP is not available here");
-            double before = metrics().configReloads("applied") + metrics().configReloads("unchanged");
+            double before = MeterReadings.of(metrics()).configReloads("applied") + MeterReadings.of(metrics()).configReloads("unchanged");
             files.write(files.yaml("300ms", 10, ""));
-            Await.until("the file change reloaded", WAIT, () -> metrics().configReloads("applied") == 2);
+            Await.until("the file change reloaded", WAIT, () -> MeterReadings.of(metrics()).configReloads("applied") == 2);
             if (logback()) {
                 assertNull(level(PROBE_LOGGER), "a logger left out goes back to inherited");
             }
             hup.raise();
-            Await.until("SIGHUP reloaded", WAIT, () -> metrics().configReloads("applied") + metrics().configReloads("unchanged")
-                >= before + 2);
-            assertEquals(2, metrics().configReloads("unchanged"), 0.0, "SIGHUP with an unchanged file");
+            Await.until("SIGHUP reloaded", WAIT, () -> MeterReadings.of(metrics()).configReloads("applied")
+                + MeterReadings.of(metrics()).configReloads("unchanged") >= before + 2);
+            assertEquals(2, MeterReadings.of(metrics()).configReloads("unchanged"), 0.0, "SIGHUP with an unchanged file");
         }
         assertNotNull(gateway());
     }

@@ -50,9 +50,4 @@ final class LabelledCounters {
     Counter existing(String value) {
         return byValue.get(value);
     }
-
-    double count(String value) {
-        Counter c = byValue.get(value);
-        return c == null ? 0 : c.count();
-    }
 }

@@ -54,8 +54,8 @@ class GatewayMetricsExportTest {
         assertEquals(0, sample(s, "rmqgw_upstream_failures_total{reason=\"connect_failed\"}"));
         assertEquals(1, sample(s, "rmqgw_route_rewritten_total"));
         assertEquals(1, sample(s, "rmqgw_route_cache_served_total"));
-        assertEquals(2, metrics.decodeErrors("bad_length"));
-        assertEquals(1, metrics.upstreamFailures(UpstreamFailure.TIMEOUT));
+        assertEquals(2, MeterReadings.of(metrics).decodeErrors("bad_length"));
+        assertEquals(1, MeterReadings.of(metrics).upstreamFailures(UpstreamFailure.TIMEOUT));
     }
 
     @Test
@@ -70,7 +70,7 @@ class GatewayMetricsExportTest {
         assertEquals(1, sample(s, "rmqgw_requests_total{code=\"PULL_MESSAGE\",result=\"PULL_NOT_FOUND\"}"));
         assertEquals(1, sample(s, "rmqgw_requests_total{code=\"PULL_MESSAGE\",result=\"SYSTEM_BUSY\"}"));
         assertEquals(1, sample(s, "rmqgw_requests_total{code=\"other\",result=\"other\"}"));
-        assertEquals(2, metrics.requests(RequestCode.SEND_MESSAGE_V2, ResponseCode.SUCCESS));
+        assertEquals(2, MeterReadings.of(metrics).requests(RequestCode.SEND_MESSAGE_V2, ResponseCode.SUCCESS));
 
         // histograms in seconds, split into time inside the gateway and upstream
         assertEquals(2, sample(s, "rmqgw_request_gateway_duration_seconds_count{code=\"SEND_MESSAGE_V2\"}"));
@@ -102,8 +102,8 @@ class GatewayMetricsExportTest {
             "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "1.0", "+Inf");
         List<String> upstream = List.of("2.5E-4", "5.0E-4", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1",
             "0.25", "0.5", "1.0", "2.5", "5.0", "10.0", "30.0", "60.0", "+Inf");
-        assertEquals(GatewayMetrics.GATEWAY_BUCKETS.length + 1, gateway.size());
-        assertEquals(GatewayMetrics.UPSTREAM_BUCKETS.length + 1, upstream.size());
+        assertEquals(RequestMeters.GATEWAY_BUCKETS.length + 1, gateway.size());
+        assertEquals(RequestMeters.UPSTREAM_BUCKETS.length + 1, upstream.size());
         for (String code : List.of("SEND_MESSAGE_V2", "PULL_MESSAGE", "GET_ROUTEINFO_BY_TOPIC", "HEART_BEAT",
             "QUERY_CONSUMER_OFFSET", "other")) {
             assertEquals(gateway, bucketBounds(s, "rmqgw_request_gateway_duration_seconds_bucket", code), code);
@@ -144,7 +144,7 @@ class GatewayMetricsExportTest {
                 assertEquals(0, sample(s, "rmqgw_connections_closed_total{reason=\"" + r.label() + "\",role=\"" + role + "\"}"));
             }
         }
-        for (String result : GatewayMetrics.NAMESRV_DISCOVERY_RESULTS) {
+        for (String result : NamesrvDiscoveryMeters.RESULTS) {
             assertEquals(0, sample(s, "rmqgw_namesrv_discovery_total{result=\"" + result + "\"}"));
         }
 
@@ -153,16 +153,16 @@ class GatewayMetricsExportTest {
         metrics.nameRejected(NameCheck.TOO_LONG);
         metrics.connectionClosed(GatewayMetrics.NAMESRV, CloseReason.UPSTREAM_CLOSED);
         metrics.connectionClosed(GatewayMetrics.NAMESRV, "upstream_closed");
-        metrics.namesrvDiscovery("timeout");
+        metrics.namesrvDiscovery().poll("timeout");
         s = metrics.scrape();
         assertEquals(2, sample(s, "rmqgw_decode_errors_total{reason=\"invalid_json\"}"));
         assertEquals(1, sample(s, "rmqgw_names_rejected_total{reason=\"too_long\"}"));
         assertEquals(2, sample(s, "rmqgw_connections_closed_total{reason=\"upstream_closed\",role=\"namesrv\"}"));
         assertEquals(0, sample(s, "rmqgw_connections_closed_total{reason=\"upstream_closed\",role=\"broker\"}"));
         assertEquals(1, sample(s, "rmqgw_namesrv_discovery_total{result=\"timeout\"}"));
-        assertEquals(2, metrics.decodeErrors(MalformedReason.INVALID_JSON));
-        assertEquals(1, metrics.namesRejected(NameCheck.TOO_LONG));
-        assertEquals(2, metrics.connectionsClosed(GatewayMetrics.NAMESRV, CloseReason.UPSTREAM_CLOSED));
+        assertEquals(2, MeterReadings.of(metrics).decodeErrors(MalformedReason.INVALID_JSON));
+        assertEquals(1, MeterReadings.of(metrics).namesRejected(NameCheck.TOO_LONG));
+        assertEquals(2, MeterReadings.of(metrics).connectionsClosed(GatewayMetrics.NAMESRV, CloseReason.UPSTREAM_CLOSED));
         assertThrows(IllegalArgumentException.class, () -> metrics.nameRejected(NameCheck.VALID));
 
         // a value outside the known sets is still counted, in a series of its own
@@ -188,9 +188,9 @@ class GatewayMetricsExportTest {
         assertEquals(1, sample(s, "rmqgw_header_conversions_total{from=\"json\",to=\"rocketmq\"}"));
         assertEquals(0, sample(s, "rmqgw_header_conversions_total{from=\"rocketmq\",to=\"json\"}"));
         assertEquals(1, sample(s, "rmqgw_names_rejected_total{reason=\"illegal_character\"}"));
-        assertEquals(2, metrics.oneways(RequestCode.SEND_MESSAGE_V2));
-        assertEquals(1, metrics.headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ));
-        assertEquals(1, metrics.namesRejected("illegal_character"));
+        assertEquals(2, MeterReadings.of(metrics).oneways(RequestCode.SEND_MESSAGE_V2));
+        assertEquals(1, MeterReadings.of(metrics).headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ));
+        assertEquals(1, MeterReadings.of(metrics).namesRejected("illegal_character"));
     }
 
     @Test
@@ -229,7 +229,7 @@ class GatewayMetricsExportTest {
     @Test
     void fanoutMetersStartAtZeroThenCount() {
         String before = metrics.scrape();
-        for (String result : GatewayMetrics.FANOUT_RESULTS) {
+        for (String result : FanoutMeters.RESULTS) {
             assertTrue(before.contains("rmqgw_fanout_requests_total{result=\"" + result + "\"} 0.0"), before);
         }
         assertTrue(before.contains("rmqgw_fanout_partial_failures_total 0.0"), before);
@@ -261,8 +261,8 @@ class GatewayMetricsExportTest {
         s = metrics.scrape();
         assertEquals(1, sample(s, "rmqgw_namesrv_up{address=\"10.0.0.2:9876\"}"));
         assertFalse(s.contains("10.0.0.1:9876"), s);
-        assertEquals(-1, metrics.namesrvHealth("10.0.0.1:9876"));
-        assertEquals(1, metrics.brokerHealth("10.0.0.5:10911"));
+        assertEquals(-1, MeterReadings.of(metrics).namesrvHealth("10.0.0.1:9876"));
+        assertEquals(1, MeterReadings.of(metrics).brokerHealth("10.0.0.5:10911"));
     }
 
     @Test
@@ -282,7 +282,7 @@ class GatewayMetricsExportTest {
         assertEquals(1, sample(s, "rmqgw_topic_requests_total{code=\"PULL_MESSAGE\",topic=\"TopicB\"}"));
         assertEquals(2, sample(s, "rmqgw_topic_requests_total{code=\"SEND_MESSAGE_V2\",topic=\"(other)\"}"));
         assertFalse(s.contains("TopicC"), s);
-        assertEquals(2, metrics.topicRequests(GatewayMetrics.OTHER_TOPIC, RequestCode.SEND_MESSAGE_V2));
+        assertEquals(2, MeterReadings.of(metrics).topicRequests(GatewayMetrics.OTHER_TOPIC, RequestCode.SEND_MESSAGE_V2));
 
         metrics.topicLabels(false, 0);
         assertFalse(metrics.scrape().contains("rmqgw_topic_requests_total"));
@@ -341,13 +341,13 @@ class GatewayMetricsExportTest {
     @Test
     void coalescingMetersStartAtZeroThenCount() {
         String before = metrics.scrape();
-        for (String result : GatewayMetrics.COALESCE_RESULTS) {
+        for (String result : CoalescingMeters.RESULTS) {
             assertTrue(before.contains("rmqgw_coalesce_sends_total{result=\"" + result + "\"} 0.0"), before);
         }
-        for (String reason : GatewayMetrics.COALESCE_PASS_REASONS) {
+        for (String reason : CoalescingMeters.PASS_REASONS) {
             assertTrue(before.contains("rmqgw_coalesce_passed_through_total{reason=\"" + reason + "\"} 0.0"), before);
         }
-        for (String result : GatewayMetrics.COALESCE_BATCH_RESULTS) {
+        for (String result : CoalescingMeters.BATCH_RESULTS) {
             assertTrue(before.contains("rmqgw_coalesce_batches_total{result=\"" + result + "\"} 0.0"), before);
         }
         assertTrue(before.contains("rmqgw_coalesce_batch_messages_bucket{le=\"64.0\"} 0"), before);

@@ -169,9 +169,9 @@ class PrometheusRulesTest {
             assertEquals(new TreeSet<>(GatewayMetrics.ROLES), values(scrape, "rmqgw_connections_closed_total", "role"));
             assertEquals(GatewayMetrics.ROLES.size() * CloseReason.values().length,
                 scrape.stream().filter(s -> s.name.equals("rmqgw_connections_closed_total")).count());
-            assertEquals(new TreeSet<>(GatewayMetrics.NAMESRV_DISCOVERY_RESULTS),
+            assertEquals(new TreeSet<>(NamesrvDiscoveryMeters.RESULTS),
                 values(scrape, "rmqgw_namesrv_discovery_total", "result"));
-            assertEquals(new TreeSet<>(GatewayMetrics.RELOAD_RESULTS), values(scrape, "rmqgw_config_reloads_total", "result"));
+            assertEquals(new TreeSet<>(ConfigReloadMeters.RESULTS), values(scrape, "rmqgw_config_reloads_total", "result"));
 
             // the first event: 0 -> 1 on the series the alert reads, as in the rule tests
             metrics.decodeError(MalformedReason.BAD_LENGTH);
@@ -257,8 +257,8 @@ class PrometheusRulesTest {
         Arrays.stream(CloseReason.values()).map(CloseReason::label).forEach(values::add);
         Arrays.stream(UpstreamFailure.values()).map(f -> f.name().toLowerCase(Locale.ROOT)).forEach(values::add);
         values.addAll(GatewayMetrics.ROLES);
-        values.addAll(GatewayMetrics.NAMESRV_DISCOVERY_RESULTS);
-        values.addAll(GatewayMetrics.RELOAD_RESULTS);
+        values.addAll(NamesrvDiscoveryMeters.RESULTS);
+        values.addAll(ConfigReloadMeters.RESULTS);
         for (String value : values) {
             assertTrue(section.contains("`" + value + "`"), () -> "label value " + value + " not in the README's Metrics section");
         }

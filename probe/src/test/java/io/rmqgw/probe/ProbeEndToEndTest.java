@@ -16,6 +16,7 @@ import io.rmqgw.gateway.config.PortRange;
 import io.rmqgw.gateway.config.RouteCacheConfig;
 import io.rmqgw.gateway.config.UpstreamConfig;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.metrics.MeterReadings;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -108,8 +109,8 @@ class ProbeEndToEndTest {
         assertEquals("ok", report.get("groupCleanup").asText(), out::toString);
 
         // the sends went through the gateway's broker listener
-        assertTrue(metrics.requests(RequestCode.SEND_MESSAGE_V2, ResponseCode.SUCCESS)
-            + metrics.requests(RequestCode.SEND_MESSAGE, ResponseCode.SUCCESS) >= 60, "sends relayed by the gateway");
+        assertTrue(MeterReadings.of(metrics).requests(RequestCode.SEND_MESSAGE_V2, ResponseCode.SUCCESS)
+            + MeterReadings.of(metrics).requests(RequestCode.SEND_MESSAGE, ResponseCode.SUCCESS) >= 60, "sends relayed by the gateway");
         // the run's consumer group and its retry topic are gone from the broker
         String group = report.get("group").asText();
         assertTrue(group.startsWith("rmqgw_probe_"), group);

@@ -72,7 +72,7 @@ public final class AdminRequests {
             int code = request.code();
             RequestKinds.Entry entry = RequestKinds.entry(code);
             String name = entry == null ? "code " + code : code + " (" + entry.name() + ")";
-            metrics.adminRequestRefused(kind.label());
+            metrics.adminPolicy().refused(kind.label());
             long suppressed = refusalLog.tryAcquire();
             if (suppressed != LogRateLimiter.SUPPRESS) {
                 log.warn("client {} on {}: {}request {} refused: it {} ({} allows it){}", exchange.client().address(),

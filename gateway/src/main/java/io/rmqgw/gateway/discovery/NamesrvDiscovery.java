@@ -200,7 +200,7 @@ public final class NamesrvDiscovery implements AutoCloseable {
             }
             failing = result;
         }
-        metrics.namesrvDiscovery(result);
+        metrics.namesrvDiscovery().poll(result);
         return result;
     }
 

@@ -111,7 +111,7 @@ public final class RateLimits {
         TopicBuckets byTopic = t.topic(topic);
         Bucket topicSends = byTopic == null ? null : byTopic.sends;
         if (topicSends != null && !topicSends.tryConsume(1)) {
-            metrics.rateLimited("topic");
+            metrics.rateLimits().limited("topic");
             return refusal("sends to topic " + topic, byTopic.limit.sendsPerSecond(), byTopic.limit.burst());
         }
         ClientBuckets byClient = t.client(clientId);
@@ -119,7 +119,7 @@ public final class RateLimits {
             if (topicSends != null) {
                 topicSends.addTokens(1); // not sent: the topic's token goes back
             }
-            metrics.rateLimited("client");
+            metrics.rateLimits().limited("client");
             return refusal("sends of client " + clientId, byClient.limit.sendsPerSecond(), byClient.limit.burst());
         }
         AddressBuckets byAddress = source == null ? null : t.address(source);
@@ -130,7 +130,7 @@ public final class RateLimits {
             if (byClient != null && byClient.sends != null) {
                 byClient.sends.addTokens(1);
             }
-            metrics.rateLimited("address");
+            metrics.rateLimits().limited("address");
             return refusal("sends from address " + source.ip(), byAddress.limit.sendsPerSecond(),
                 byAddress.limit.burst());
         }
@@ -147,7 +147,7 @@ public final class RateLimits {
         if (byTopic == null || byTopic.pulls == null || byTopic.pulls.tryConsume(1)) {
             return null;
         }
-        metrics.rateLimited("topic_pull");
+        metrics.rateLimits().limited("topic_pull");
         return refusal("pulls of topic " + topic, byTopic.limit.pullsPerSecond(), byTopic.limit.pullBurst());
     }
 
@@ -171,7 +171,7 @@ public final class RateLimits {
         AddressBuckets byAddress = source == null ? null : t.address(source);
         Bucket addressRequests = byAddress == null ? null : byAddress.requests;
         if (addressRequests != null && !addressRequests.tryConsume(1)) {
-            metrics.rateLimited("address_request");
+            metrics.rateLimits().limited("address_request");
             return refusal("requests from address " + source.ip() + " (this one code " + code + ")",
                 byAddress.limit.requestsPerSecond(), byAddress.limit.requestBurst());
         }
@@ -182,7 +182,7 @@ public final class RateLimits {
         if (addressRequests != null) {
             addressRequests.addTokens(1);
         }
-        metrics.rateLimited("client_request");
+        metrics.rateLimits().limited("client_request");
         return refusal("requests of client " + clientId + " (this one code " + code + ")",
             byClient.limit.requestsPerSecond(), byClient.limit.requestBurst());
     }

@@ -101,7 +101,7 @@ public final class ConfigReloader implements AutoCloseable {
             outcome = ReloadOutcome.refused("cannot apply: " + e);
             log.error("reload ({}) failed; the running configuration stays in force", trigger, e);
         }
-        metrics.configReload(outcome.result().label());
+        metrics.configReloads().reload(outcome.result().label());
         return outcome;
     }
 

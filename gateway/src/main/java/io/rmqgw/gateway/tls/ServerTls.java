@@ -119,15 +119,15 @@ public final class ServerTls {
             Active replacement = load(current.config(), current);
             if (replacement != current) {
                 active = replacement;
-                metrics.tlsReload("applied");
+                metrics.tls().reload("applied");
                 log.info("TLS certificate or key file changed: new connections get {}", replacement.subject());
             }
         } catch (ConfigException e) {
-            metrics.tlsReload("failed");
+            metrics.tls().reload("failed");
             log.warn("TLS files changed but cannot be used, the previous certificate stays in force: {}",
                 e.getMessage());
         } catch (RuntimeException e) {
-            metrics.tlsReload("failed");
+            metrics.tls().reload("failed");
             log.warn("TLS file check failed, the previous certificate stays in force", e);
         }
     }

@@ -3,6 +3,7 @@ package io.rmqgw.gateway.admin;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.rmqgw.gateway.testing.ScriptedCluster;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -55,11 +56,11 @@ class TopicLabelsTest {
             carry(client, send("TopicB", SerializeType.ROCKETMQ), 4);
             carry(client, send("TopicC", SerializeType.ROCKETMQ), 5);
         }
-        assertEquals(2, metrics.topicRequests("TopicA", RequestCode.SEND_MESSAGE_V2));
-        assertEquals(1, metrics.topicRequests("TopicA", RequestCode.PULL_MESSAGE));
-        assertEquals(1, metrics.topicRequests("TopicB", RequestCode.SEND_MESSAGE_V2));
-        assertEquals(0, metrics.topicRequests("TopicC", RequestCode.SEND_MESSAGE_V2), "past the limit of 2 topics");
-        assertEquals(1, metrics.topicRequests("(other)", RequestCode.SEND_MESSAGE_V2));
+        assertEquals(2, MeterReadings.of(metrics).topicRequests("TopicA", RequestCode.SEND_MESSAGE_V2));
+        assertEquals(1, MeterReadings.of(metrics).topicRequests("TopicA", RequestCode.PULL_MESSAGE));
+        assertEquals(1, MeterReadings.of(metrics).topicRequests("TopicB", RequestCode.SEND_MESSAGE_V2));
+        assertEquals(0, MeterReadings.of(metrics).topicRequests("TopicC", RequestCode.SEND_MESSAGE_V2), "past the limit of 2 topics");
+        assertEquals(1, MeterReadings.of(metrics).topicRequests("(other)", RequestCode.SEND_MESSAGE_V2));
     }
 
     @Test
@@ -68,6 +69,6 @@ class TopicLabelsTest {
         try (RawClient client = RawClient.connect(gateway.brokerPort(broker.address()))) {
             carry(client, send("TopicA", SerializeType.ROCKETMQ), 1);
         }
-        assertEquals(0, gateway.metrics().topicRequests("TopicA", RequestCode.SEND_MESSAGE_V2));
+        assertEquals(0, MeterReadings.of(gateway.metrics()).topicRequests("TopicA", RequestCode.SEND_MESSAGE_V2));
     }
 }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rmqgw.gateway.config.AdminRequestsConfig;
 import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.testing.TestGateway;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -95,11 +96,11 @@ class AdminRequestsTest {
         for (int code : new int[] {216, 318, 319, 102}) {
             assertEquals(0, received(cluster.namesrv(), code), "code " + code + " reached the name server");
         }
-        assertEquals(10, gateway.metrics().adminRequestsRefused("destructive"), "7 on the broker port (the oneway"
+        assertEquals(10, MeterReadings.of(gateway.metrics()).adminRequestsRefused("destructive"), "7 on the broker port (the oneway"
             + " too), 3 on the name server's");
-        assertEquals(2, gateway.metrics().adminRequestsRefused("config_read"));
-        assertEquals(1, gateway.metrics().adminRequestsRefused("unknown"));
-        assertEquals(1, gateway.metrics().requests(RequestCode.DELETE_TOPIC_IN_BROKER, ResponseCode.NO_PERMISSION),
+        assertEquals(2, MeterReadings.of(gateway.metrics()).adminRequestsRefused("config_read"));
+        assertEquals(1, MeterReadings.of(gateway.metrics()).adminRequestsRefused("unknown"));
+        assertEquals(1, MeterReadings.of(gateway.metrics()).requests(RequestCode.DELETE_TOPIC_IN_BROKER, ResponseCode.NO_PERMISSION),
             "the oneway has no answer to count");
     }
 
@@ -111,7 +112,7 @@ class AdminRequestsTest {
             assertEquals(Wire.SUCCESS, call(client, 60001, 2, SerializeType.JSON).code());
         }
         assertEquals(1, received(cluster.broker(), RequestCode.DELETE_TOPIC_IN_BROKER));
-        assertEquals(0, cluster.gateway().metrics().adminRequestsRefused("destructive"));
+        assertEquals(0, MeterReadings.of(cluster.gateway().metrics()).adminRequestsRefused("destructive"));
     }
 
     @Test

@@ -10,6 +10,7 @@ import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.codec.name.NameCheck;
 import io.rmqgw.gateway.config.NamesConfig;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -87,6 +88,6 @@ class ClientRegistrationTest {
             assertTrue(answer.remark().contains("bad group"), answer.remark());
         }
         assertEquals(0, gateway.gateway().clients().size());
-        assertEquals(1, gateway.metrics().namesRejected(NameCheck.ILLEGAL_CHARACTER));
+        assertEquals(1, MeterReadings.of(gateway.metrics()).namesRejected(NameCheck.ILLEGAL_CHARACTER));
     }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.gateway.testing.TestGateway;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -122,13 +123,13 @@ class LitePullTranslationTest {
             assertEquals(type, again.serializeType());
             assertEquals(first.ext(), again.ext(), "same header fields");
             assertPullAnswer(client.read(), 41, type, RequestCode.PULL_MESSAGE);
-            assertEquals(1.0, gateway.metrics().litePullsTranslated());
+            assertEquals(1.0, MeterReadings.of(gateway.metrics()).litePullsTranslated());
 
             // now known: the next goes as 11 at once
             client.send(litePull(42, type));
             assertEquals(RequestCode.PULL_MESSAGE, nextPull().frame().code());
             assertPullAnswer(client.read(), 42, type, RequestCode.PULL_MESSAGE);
-            assertEquals(2.0, gateway.metrics().litePullsTranslated());
+            assertEquals(2.0, MeterReadings.of(gateway.metrics()).litePullsTranslated());
             assertEquals(Map.of(), Map.copyOf(extraPulls()), "nothing else reached the broker");
         }
     }
@@ -144,7 +145,7 @@ class LitePullTranslationTest {
             assertEquals(RequestCode.PULL_MESSAGE, atBroker.code());
             assertEquals("20", atBroker.ext().get("sysFlag"), "the lite-pull flag goes along; 4.9.7 ignores it");
             assertPullAnswer(client.read(), 2, SerializeType.JSON, RequestCode.PULL_MESSAGE);
-            assertEquals(1.0, gateway.metrics().litePullsTranslated());
+            assertEquals(1.0, MeterReadings.of(gateway.metrics()).litePullsTranslated());
         }
     }
 
@@ -161,7 +162,7 @@ class LitePullTranslationTest {
                 assertPullAnswer(client.read(), opaque, type, RequestCode.LITE_PULL_MESSAGE);
             }
         }
-        assertEquals(0.0, gateway.metrics().litePullsTranslated());
+        assertEquals(0.0, MeterReadings.of(gateway.metrics()).litePullsTranslated());
     }
 
     @Test
@@ -176,7 +177,7 @@ class LitePullTranslationTest {
                 assertPullAnswer(client.read(), opaque, SerializeType.JSON, RequestCode.LITE_PULL_MESSAGE);
             }
         }
-        assertEquals(0.0, gateway.metrics().litePullsTranslated());
+        assertEquals(0.0, MeterReadings.of(gateway.metrics()).litePullsTranslated());
     }
 
     /** The copy kept for a resend is released when no answer comes (the leak detector runs PARANOID). */
@@ -191,7 +192,7 @@ class LitePullTranslationTest {
             assertEquals(5, busy.opaque());
             assertEquals(Wire.SYSTEM_BUSY, busy.code(), busy.toString());
         }
-        assertEquals(0.0, gateway.metrics().litePullsTranslated());
+        assertEquals(0.0, MeterReadings.of(gateway.metrics()).litePullsTranslated());
     }
 
     @Test

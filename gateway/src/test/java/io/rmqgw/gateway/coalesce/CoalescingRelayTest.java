@@ -11,6 +11,7 @@ import io.rmqgw.gateway.ReloadResult;
 import io.rmqgw.gateway.config.CoalescingConfig;
 import io.rmqgw.gateway.edge.BrokerBehindGateway;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.testing.Wire;
@@ -82,7 +83,7 @@ class CoalescingRelayTest {
     }
 
     private void awaitTaken(double count) {
-        io.rmqgw.gateway.testing.TestGateway.await(() -> metrics.coalesceSendsCount("coalesced") >= count, WAIT,
+        io.rmqgw.gateway.testing.TestGateway.await(() -> MeterReadings.of(metrics).coalesceSendsCount("coalesced") >= count, WAIT,
             count + " sends taken by the coalescer");
     }
 
@@ -137,9 +138,9 @@ class CoalescingRelayTest {
             assertEquals(gatewayId(2100), toC.ext().get("msgId"));
             assertEquals("201", toC.ext().get("queueOffset"), "base + index");
         }
-        assertEquals(2, metrics.coalesceBatchCount());
-        assertEquals(3.0, metrics.coalesceBatchMessagesTotal());
-        assertEquals(2.0, metrics.coalesceBatchesCount("stored"));
+        assertEquals(2, MeterReadings.of(metrics).coalesceBatchCount());
+        assertEquals(3.0, MeterReadings.of(metrics).coalesceBatchMessagesTotal());
+        assertEquals(2.0, MeterReadings.of(metrics).coalesceBatchesCount("stored"));
     }
 
     @Test
@@ -191,7 +192,7 @@ class CoalescingRelayTest {
             assertEquals(gatewayId(3000), toC.ext().get("msgId"));
             assertEquals("300", toC.ext().get("queueOffset"));
         }
-        assertEquals(4.0, metrics.coalesceBatchesCount("stored"));
+        assertEquals(4.0, MeterReadings.of(metrics).coalesceBatchesCount("stored"));
     }
 
     @Test
@@ -221,8 +222,8 @@ class CoalescingRelayTest {
                     refused.remark());
             }
         }
-        assertEquals(1.0, metrics.coalesceBatchesCount("failed"));
-        assertEquals(1.0, metrics.coalesceBatchesCount("refused"));
+        assertEquals(1.0, MeterReadings.of(metrics).coalesceBatchesCount("failed"));
+        assertEquals(1.0, MeterReadings.of(metrics).coalesceBatchesCount("refused"));
     }
 
     @Test
@@ -247,7 +248,7 @@ class CoalescingRelayTest {
             assertEquals(8, answered.opaque());
             assertEquals("7", answered.ext().get("queueOffset"), answered.toString());
         }
-        assertEquals(1.0, metrics.coalesceSendsCount("coalesced"));
+        assertEquals(1.0, MeterReadings.of(metrics).coalesceSendsCount("coalesced"));
     }
 
     @Test
@@ -259,7 +260,7 @@ class CoalescingRelayTest {
             assertEquals(5, relayed.opaque(), "the client's own request, its own opaque");
             assertEquals(Wire.SUCCESS, client.read().code());
         }
-        assertEquals(1.0, metrics.coalescePassedThroughCount("delayed"));
-        assertEquals(0.0, metrics.coalesceSendsCount("coalesced"));
+        assertEquals(1.0, MeterReadings.of(metrics).coalescePassedThroughCount("delayed"));
+        assertEquals(0.0, MeterReadings.of(metrics).coalesceSendsCount("coalesced"));
     }
 }

@@ -3,7 +3,7 @@ package io.rmqgw.gateway.discovery;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.metrics.NamesrvDiscoveryMeters;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.util.Set;
@@ -11,7 +11,7 @@ import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every poll result discovery reports is one GatewayMetrics registers at 0 from the start, so an alert on
+ * Every poll result discovery reports is one NamesrvDiscoveryMeters registers at 0 from the start, so an alert on
  * {@code rmqgw_namesrv_discovery_total} sees the first failure after a start.
  */
 class DiscoveryResultLabelsTest {
@@ -28,7 +28,7 @@ class DiscoveryResultLabelsTest {
             }
         }
         assertEquals(7, results.size(), results::toString);
-        assertTrue(GatewayMetrics.NAMESRV_DISCOVERY_RESULTS.containsAll(results),
-            () -> results + " not all in " + GatewayMetrics.NAMESRV_DISCOVERY_RESULTS);
+        assertTrue(NamesrvDiscoveryMeters.RESULTS.containsAll(results),
+            () -> results + " not all in " + NamesrvDiscoveryMeters.RESULTS);
     }
 }

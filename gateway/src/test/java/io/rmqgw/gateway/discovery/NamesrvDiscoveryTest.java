@@ -18,6 +18,7 @@ import io.rmqgw.gateway.config.GatewayConfig;
 import io.rmqgw.gateway.config.HostPort;
 import io.rmqgw.gateway.config.UpstreamConfig;
 import io.rmqgw.gateway.reload.YamlGateway;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.testing.ScriptedPeer;
@@ -149,13 +150,13 @@ class NamesrvDiscoveryTest {
         serve(namesrvB.address());
         List<HostPort> initial = discovery.configure(withUrl(gateway.gateway().config().upstream(), url(PATH)));
         assertEquals(List.of(HostPort.parse("x", namesrvB.address())), initial);
-        assertEquals(1, metrics.namesrvDiscoveries(NamesrvDiscovery.CHANGED), 0.0);
+        assertEquals(1, MeterReadings.of(metrics).namesrvDiscoveries(NamesrvDiscovery.CHANGED), 0.0);
         discovery.start(gateway.gateway().namesrvUpdater());
         assertEquals(List.of(namesrvB.address()), namesrvInForce(gateway.gateway()));
 
         try (RawClient onB = RawClient.connect(gateway.port())) {
             assertEquals(namesrvB, routeRequest(onB), "a client request reaches the name server the URL names");
-            assertEquals(1, metrics.namesrvHealth(namesrvB.address()));
+            assertEquals(1, MeterReadings.of(metrics).namesrvHealth(namesrvB.address()));
 
             // the list changes: new connections use the new name server, the open one keeps its own
             serve(namesrvA.address());
@@ -163,8 +164,9 @@ class NamesrvDiscoveryTest {
                 "the new list in force");
             assertEquals(namesrvA, viaNewConnection(gateway.port()));
             assertEquals(namesrvB, routeRequest(onB), "an open connection is not dropped");
-            assertEquals(-1, metrics.namesrvHealth(namesrvB.address()), "the removed name server's gauge is gone");
-            TestGateway.await(() -> metrics.namesrvDiscoveries(NamesrvDiscovery.UNCHANGED) >= 1, WAIT, "an unchanged poll");
+            assertEquals(-1, MeterReadings.of(metrics).namesrvHealth(namesrvB.address()), "the removed name server's gauge is gone");
+            TestGateway.await(() -> MeterReadings.of(metrics).namesrvDiscoveries(NamesrvDiscovery.UNCHANGED) >= 1, WAIT,
+                "an unchanged poll");
 
             // every kind of failure keeps A and is counted
             record Failure(String label, ResponseDefinitionBuilder response) {
@@ -179,9 +181,9 @@ class NamesrvDiscoveryTest {
                 new Failure(AddressServerClient.MALFORMED, aResponse().withStatus(200).withBody("not-an-address")),
                 new Failure(AddressServerClient.MALFORMED, aResponse().withStatus(200).withBody(namesrvB.address() + ";b:x")));
             for (Failure f : failures) {
-                double before = metrics.namesrvDiscoveries(f.label());
+                double before = MeterReadings.of(metrics).namesrvDiscoveries(f.label());
                 serve(PATH, f.response());
-                TestGateway.await(() -> metrics.namesrvDiscoveries(f.label()) > before, WAIT, f.label() + " counted");
+                TestGateway.await(() -> MeterReadings.of(metrics).namesrvDiscoveries(f.label()) > before, WAIT, f.label() + " counted");
                 assertEquals(List.of(namesrvA.address()), namesrvInForce(gateway.gateway()), f.label() + " keeps the list");
                 assertEquals(List.of(HostPort.parse("x", namesrvA.address())), discovery.lastGood());
                 assertEquals(namesrvA, viaNewConnection(gateway.port()), "after " + f.label());
@@ -219,7 +221,7 @@ class NamesrvDiscoveryTest {
         assertTrue(g.brokerListeners().containsKey(broker.address()), "brokers got listeners: " + g.brokerListeners());
         assertEquals(200, yamlGateway.get("/health/ready").statusCode());
         assertEquals(namesrvA, viaNewConnection(yamlGateway.listen));
-        assertTrue(yamlGateway.metrics.namesrvDiscoveries(AddressServerClient.HTTP_ERROR) >= 1);
+        assertTrue(MeterReadings.of(yamlGateway.metrics).namesrvDiscoveries(AddressServerClient.HTTP_ERROR) >= 1);
     }
 
     @Test

@@ -8,6 +8,7 @@ import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.NamesConfig;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Await;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -91,8 +92,9 @@ class CutThroughTest {
             Wire.Frame answer = client.read();
             assertEquals(Wire.SUCCESS, answer.code());
             assertEquals(ClientFrames.sendV2().opaque(), answer.opaque());
-            assertEquals(0, b.gateway.metrics().decodeErrors("frame_too_long"), 0.0);
-            assertEquals(1, b.gateway.metrics().framesStreamed(), 0.0, "the small send is stored whole, the large streamed");
+            assertEquals(0, MeterReadings.of(b.gateway.metrics()).decodeErrors("frame_too_long"), 0.0);
+            assertEquals(1, MeterReadings.of(b.gateway.metrics()).framesStreamed(), 0.0,
+                "the small send is stored whole, the large streamed");
         }
     }
 
@@ -111,7 +113,7 @@ class CutThroughTest {
             assertArrayEquals(frame, b.broker.awaitFrame(f -> f.code() == ClientFrames.UNKNOWN, RawClient.WAIT)
                 .frame().bytes());
             assertEquals(77, client.read().opaque());
-            assertEquals(1, b.gateway.metrics().framesStreamed(), 0.0);
+            assertEquals(1, MeterReadings.of(b.gateway.metrics()).framesStreamed(), 0.0);
         }
     }
 
@@ -128,7 +130,7 @@ class CutThroughTest {
             assertEquals(ClientFrames.sendV2().opaque(), answer.opaque());
             assertTrue(answer.remark().contains("closed before answering request code 310"), answer.remark());
             client.assertClosedBy();
-            assertEquals(1, b.gateway.metrics().connectionsClosed(GatewayMetrics.BROKER, CloseReason.UPSTREAM_CLOSED),
+            assertEquals(1, MeterReadings.of(b.gateway.metrics()).connectionsClosed(GatewayMetrics.BROKER, CloseReason.UPSTREAM_CLOSED),
                 0.0);
         }
     }
@@ -151,6 +153,6 @@ class CutThroughTest {
     /** The large send's head was converted JSON -> ROCKETMQ, so it went upstream with its body to follow. */
     private static void awaitHeadForwarded(BrokerBehindGateway b) throws InterruptedException {
         Await.until("the head forwarded", RawClient.WAIT,
-            () -> b.gateway.metrics().headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ) >= 1);
+            () -> MeterReadings.of(b.gateway.metrics()).headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ) >= 1);
     }
 }

@@ -23,6 +23,7 @@ import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.NamesConfig;
 import io.rmqgw.gateway.config.ResponseEncoding;
 import io.rmqgw.gateway.testing.CoversCodes;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.testing.Wire;
@@ -222,7 +223,7 @@ class EdgeNameCheckTest {
     /** Sends a refused request, checks the answer and that nothing reached the broker; returns the answer. */
     private static Wire.Frame refused(BrokerBehindGateway b, Case c, SerializeType t, int expectedCode) throws Exception {
         b.broker.drainReceived();
-        double before = b.gateway.metrics().namesRejected(c.reason().label());
+        double before = MeterReadings.of(b.gateway.metrics()).namesRejected(c.reason().label());
         int opaque = ++nextOpaque;
         try (RawClient client = b.connect()) {
             client.send(c.request().apply(t).opaque(opaque).bytes());
@@ -232,7 +233,7 @@ class EdgeNameCheckTest {
             assertEquals(expectedCode, answer.code(), c + ": " + answer.remark());
             assertEquals(c.remark(), answer.remark(), "the broker's remark naming the rule");
             assertEquals(t, answer.serializeType(), "in the encoding the client spoke");
-            assertEquals(before + 1, b.gateway.metrics().namesRejected(c.reason().label()), 0.0, "counted by reason");
+            assertEquals(before + 1, MeterReadings.of(b.gateway.metrics()).namesRejected(c.reason().label()), 0.0, "counted by reason");
             assertEquals(opaque + 1000, marker(b, client, opaque + 1000).opaque());
             return answer;
         }
@@ -270,7 +271,7 @@ class EdgeNameCheckTest {
     @Test
     void aOnewayRequestWithABadNameIsDroppedAndCounted() throws Exception {
         checked.broker.drainReceived();
-        double before = checked.gateway.metrics().namesRejected(NameCheck.ILLEGAL_CHARACTER.label());
+        double before = MeterReadings.of(checked.gateway.metrics()).namesRejected(NameCheck.ILLEGAL_CHARACTER.label());
         try (RawClient client = checked.connect()) {
             // what DefaultMQPushConsumer's offset store sends: updateConsumerOffsetOneway
             client.send(offset(SerializeType.JSON, ClientFrames.UPDATE_CONSUMER_OFFSET, "cg", BAD_TOPIC)
@@ -279,12 +280,12 @@ class EdgeNameCheckTest {
             Wire.Frame next = marker(checked, client, 79);
             assertEquals(79, next.opaque(), "no answer to the oneway requests: the next frame answers the next request");
         }
-        assertEquals(before + 2, checked.gateway.metrics().namesRejected(NameCheck.ILLEGAL_CHARACTER.label()), 0.0);
+        assertEquals(before + 2, MeterReadings.of(checked.gateway.metrics()).namesRejected(NameCheck.ILLEGAL_CHARACTER.label()), 0.0);
     }
 
     @Test
     void aRefusedOnewayRequestIsNotCountedAsRelayed() throws Exception {
-        double before = checked.gateway.metrics().oneways(ClientFrames.UPDATE_CONSUMER_OFFSET);
+        double before = MeterReadings.of(checked.gateway.metrics()).oneways(ClientFrames.UPDATE_CONSUMER_OFFSET);
         try (RawClient client = checked.connect()) {
             client.send(offset(SerializeType.JSON, ClientFrames.UPDATE_CONSUMER_OFFSET, "cg", BAD_TOPIC)
                 .opaque(91).oneway().bytes());
@@ -293,7 +294,7 @@ class EdgeNameCheckTest {
             checked.broker.awaitFrame(f -> f.opaque() == 92, RawClient.WAIT);
         }
         // rmqgw.oneway.requests is "Oneway requests relayed, by request code": only the good one was relayed
-        assertEquals(before + 1, checked.gateway.metrics().oneways(ClientFrames.UPDATE_CONSUMER_OFFSET), 0.0);
+        assertEquals(before + 1, MeterReadings.of(checked.gateway.metrics()).oneways(ClientFrames.UPDATE_CONSUMER_OFFSET), 0.0);
     }
 
     /** Requests with names brokers accept: each must reach the broker. */
@@ -349,7 +350,7 @@ class EdgeNameCheckTest {
     private static double rejectedTotal(BrokerBehindGateway b) {
         double sum = 0;
         for (NameCheck c : NameCheck.values()) {
-            sum += b.gateway.metrics().namesRejected(c.label());
+            sum += MeterReadings.of(b.gateway.metrics()).namesRejected(c.label());
         }
         return sum;
     }

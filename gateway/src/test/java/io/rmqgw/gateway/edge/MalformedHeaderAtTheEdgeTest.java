@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.NamesConfig;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Wire;
@@ -56,13 +57,13 @@ class MalformedHeaderAtTheEdgeTest {
              RawClient good = b.connect();
              RawClient bad = b.connect()) {
             roundTrip(b, good, 1);
-            double before = b.gateway.metrics().decodeErrors("invalid_json");
+            double before = MeterReadings.of(b.gateway.metrics()).decodeErrors("invalid_json");
             bad.send(Wire.rawFrame(0, Wire.utf8(header), Wire.utf8("body")));
             bad.assertClosedBy();
-            TestGateway.await(() -> b.gateway.metrics().decodeErrors("invalid_json") >= before + 1, RawClient.WAIT,
+            TestGateway.await(() -> MeterReadings.of(b.gateway.metrics()).decodeErrors("invalid_json") >= before + 1, RawClient.WAIT,
                 "decode error counted");
             roundTrip(b, good, 2);
-            assertEquals(before + 1, b.gateway.metrics().decodeErrors("invalid_json"), 0.0);
+            assertEquals(before + 1, MeterReadings.of(b.gateway.metrics()).decodeErrors("invalid_json"), 0.0);
         }
     }
 

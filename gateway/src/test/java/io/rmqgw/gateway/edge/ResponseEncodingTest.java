@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.NamesConfig;
 import io.rmqgw.gateway.config.ResponseEncoding;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Records;
 import io.rmqgw.testing.ScriptedPeer;
@@ -92,7 +93,7 @@ class ResponseEncodingTest {
                         String what = x.name() + ", client " + client + ", broker answers " + broker + ", " + mode;
                         byte[] answer = x.answer().opaque(++opaque).type(broker).bytes();
                         b.answers.set(f -> answer);
-                        double before = metrics.headerConversions(broker, other(broker));
+                        double before = MeterReadings.of(metrics).headerConversions(broker, other(broker));
                         try (RawClient c = b.connect()) {
                             c.send(x.request().opaque(opaque).type(client).bytes());
                             byte[] got = c.readBytes(RawClient.WAIT);
@@ -101,10 +102,10 @@ class ResponseEncodingTest {
                             assertEquals(want, frame.serializeType(), what);
                             if (want == broker) {
                                 assertArrayEquals(answer, got, what + ": the broker's answer byte for byte");
-                                assertEquals(before, metrics.headerConversions(broker, other(broker)), 0.0, what);
+                                assertEquals(before, MeterReadings.of(metrics).headerConversions(broker, other(broker)), 0.0, what);
                             } else {
                                 assertSameCommand(Wire.parse(answer), frame);
-                                assertEquals(before + 1, metrics.headerConversions(broker, want), 0.0, what);
+                                assertEquals(before + 1, MeterReadings.of(metrics).headerConversions(broker, want), 0.0, what);
                             }
                         }
                     }
@@ -162,7 +163,7 @@ class ResponseEncodingTest {
             client.send(Wire.request(ClientFrames.HEART_BEAT).opaque(1).type(clientEncoding).body(heartbeat).bytes());
             assertEquals(1, client.read().opaque());
             GatewayMetrics metrics = b.gateway.metrics();
-            double before = metrics.headerConversions(brokerEncoding, want);
+            double before = MeterReadings.of(metrics).headerConversions(brokerEncoding, want);
 
             byte[] notify = Wire.request(ClientFrames.NOTIFY_CONSUMER_IDS_CHANGED).opaque(9001).oneway()
                 .type(brokerEncoding).ext("consumerGroup", "cg_1").ext("x-odd", ClientFrames.ODD).bytes();
@@ -170,7 +171,7 @@ class ResponseEncodingTest {
             Wire.Frame got = client.read();
             assertEquals(want, got.serializeType(), "NOTIFY_CONSUMER_IDS_CHANGED");
             assertSameCommand(Wire.parse(notify), got);
-            assertEquals(before + 1, metrics.headerConversions(brokerEncoding, want), 0.0);
+            assertEquals(before + 1, MeterReadings.of(metrics).headerConversions(brokerEncoding, want), 0.0);
 
             // a transaction check-back naming a half message this broker stores: rebuilt, and in the client's encoding
             InetSocketAddress real = b.brokerAddress();
@@ -242,7 +243,7 @@ class ResponseEncodingTest {
 
             Wire.Frame got = client.read();
             assertEquals(want, got.serializeType());
-            assertEquals(upstreamConversions + 1, b.gateway.metrics().headerConversions(other(want), want), 0.0);
+            assertEquals(upstreamConversions + 1, MeterReadings.of(b.gateway.metrics()).headerConversions(other(want), want), 0.0);
             assertEquals(send.opaque(), got.opaque());
             assertEquals(Wire.SUCCESS, got.code());
             assertEquals("stored \u2713", got.remark());

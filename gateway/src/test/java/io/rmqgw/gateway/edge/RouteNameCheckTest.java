@@ -10,6 +10,7 @@ import io.rmqgw.codec.name.NameValidator;
 import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.NamesConfig;
 import io.rmqgw.gateway.testing.CoversCodes;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.testing.Wire;
@@ -84,7 +85,7 @@ class RouteNameCheckTest {
         assertEquals(INVALID_PARAMETER, send.code(), send.remark());
         cluster.namesrv.drainReceived();
         NameCheck reason = NameValidator.DEFAULT.checkTopic(topic);
-        double before = cluster.gateway.metrics().namesRejected(reason.label());
+        double before = MeterReadings.of(cluster.gateway.metrics()).namesRejected(reason.label());
         int opaque = ++nextOpaque;
         try (RawClient client = RawClient.connect(cluster.gateway.port())) {
             client.send(topicRequest(code, t, topic).opaque(opaque).bytes());
@@ -94,7 +95,7 @@ class RouteNameCheckTest {
             assertEquals(send.code(), answer.code(), answer.remark());
             assertEquals(send.remark(), answer.remark(), "the remark a send with this topic gets");
             assertEquals(t, answer.serializeType());
-            assertEquals(before + 1, cluster.gateway.metrics().namesRejected(reason.label()), 0.0, "counted by reason");
+            assertEquals(before + 1, MeterReadings.of(cluster.gateway.metrics()).namesRejected(reason.label()), 0.0, "counted by reason");
 
             // the connection still relays, and the refused request never reached the name server
             client.send(topicRequest(code, t, "TopicA").opaque(opaque + 1000).bytes());

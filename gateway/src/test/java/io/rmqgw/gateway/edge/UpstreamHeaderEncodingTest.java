@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.NamesConfig;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.testing.Wire;
@@ -58,11 +59,11 @@ class UpstreamHeaderEncodingTest {
 
                 assertEquals(SerializeType.ROCKETMQ, got.serializeType(), spec + " reaches the broker as ROCKETMQ");
                 assertSameCommand(sent, got);
-                assertEquals(i + 1, metrics.headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ), 0.0,
+                assertEquals(i + 1, MeterReadings.of(metrics).headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ), 0.0,
                     spec + ": one conversion per converted frame");
                 answered += spec.oneway() ? 0 : 1;
                 // the broker answered in binary; the JSON client got its answers in JSON (mirror)
-                assertEquals(answered, metrics.headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON), 0.0);
+                assertEquals(answered, MeterReadings.of(metrics).headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON), 0.0);
             }
         }
     }
@@ -103,8 +104,8 @@ class UpstreamHeaderEncodingTest {
                 byte[] binary = spec.encoded(SerializeType.ROCKETMQ);
                 assertArrayEquals(binary, relay(b, client, spec, binary).bytes(), spec + " arrives byte for byte");
             }
-            assertEquals(0, b.gateway.metrics().headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ), 0.0);
-            assertEquals(0, b.gateway.metrics().headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON), 0.0);
+            assertEquals(0, MeterReadings.of(b.gateway.metrics()).headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ), 0.0);
+            assertEquals(0, MeterReadings.of(b.gateway.metrics()).headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON), 0.0);
         }
     }
 
@@ -118,13 +119,13 @@ class UpstreamHeaderEncodingTest {
             assertEquals(SerializeType.JSON, got.serializeType());
             assertEquals(ClientFrames.POP_MESSAGE, got.code(), "the code is not truncated to 16 bits");
             assertArrayEquals(json, got.bytes(), "POP_MESSAGE arrives byte for byte");
-            assertEquals(0, b.gateway.metrics().headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ), 0.0,
+            assertEquals(0, MeterReadings.of(b.gateway.metrics()).headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ), 0.0,
                 "nothing was converted");
 
             // the connection goes on converting what can be converted
             ClientFrames.Spec v2 = ClientFrames.sendV2();
             assertEquals(SerializeType.ROCKETMQ, relay(b, client, v2, v2.json()).serializeType());
-            assertEquals(1, b.gateway.metrics().headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ), 0.0);
+            assertEquals(1, MeterReadings.of(b.gateway.metrics()).headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ), 0.0);
         }
     }
 
@@ -141,8 +142,8 @@ class UpstreamHeaderEncodingTest {
                 }
             });
             GatewayMetrics metrics = b.gateway.metrics();
-            double toBinary = metrics.headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ);
-            double toJson = metrics.headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON);
+            double toBinary = MeterReadings.of(metrics).headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ);
+            double toJson = MeterReadings.of(metrics).headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON);
             try (RawClient client = RawClient.connect(b.gateway.port())) {
                 // an old client: fastjson's dialect (unquoted integer keys in brokerAddrs)
                 byte[] request = LegacyJson.request(Routes.GET_ROUTEINFO_BY_TOPIC).opaque(31).version(317)
@@ -163,8 +164,8 @@ class UpstreamHeaderEncodingTest {
                 assertEquals(Routes.body("broker-a", advertised, true), answer.bodyText(),
                     "the route names the gateway, in the dialect the name server chose");
             }
-            assertEquals(toBinary + 1, metrics.headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ), 0.0);
-            assertEquals(toJson + 1, metrics.headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON), 0.0);
+            assertEquals(toBinary + 1, MeterReadings.of(metrics).headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ), 0.0);
+            assertEquals(toJson + 1, MeterReadings.of(metrics).headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON), 0.0);
         }
     }
 
@@ -182,8 +183,8 @@ class UpstreamHeaderEncodingTest {
                 byte[] binary = spec.encoded(SerializeType.ROCKETMQ);
                 assertArrayEquals(binary, relay(b, client, spec, binary).bytes(), spec + " (ROCKETMQ) arrives byte for byte");
             }
-            assertEquals(0, b.gateway.metrics().headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ), 0.0);
-            assertEquals(0, b.gateway.metrics().headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON), 0.0);
+            assertEquals(0, MeterReadings.of(b.gateway.metrics()).headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ), 0.0);
+            assertEquals(0, MeterReadings.of(b.gateway.metrics()).headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON), 0.0);
         }
     }
 
@@ -199,13 +200,14 @@ class UpstreamHeaderEncodingTest {
                 Wire.Frame got = relay(b, client, spec, binary);
                 assertEquals(SerializeType.JSON, got.serializeType(), spec + " reaches the broker as JSON");
                 assertSameCommand(Wire.parse(binary), got);
-                assertEquals(i + 1, metrics.headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON), 0.0, spec.name());
+                assertEquals(i + 1, MeterReadings.of(metrics).headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON), 0.0,
+                    spec.name());
             }
             // a JSON client's frames are already what the broker should get
             ClientFrames.Spec v2 = ClientFrames.sendV2();
             byte[] json = v2.json();
             assertArrayEquals(json, relay(b, client, v2, json).bytes());
-            assertTrue(metrics.headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON) == specs.size());
+            assertTrue(MeterReadings.of(metrics).headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON) == specs.size());
         }
     }
 }

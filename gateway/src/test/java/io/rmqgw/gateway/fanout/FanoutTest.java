@@ -13,6 +13,7 @@ import io.rmqgw.gateway.config.FanoutConfig;
 import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.gateway.testing.TestGateway;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -236,8 +237,8 @@ class FanoutTest {
         }
         assertEquals(MessageDecoder.decodeMessageId(ids[4]).getOffset() + 1, MessageDecoder.decodeMessageId(ids[5]).getOffset());
         assertEquals("-1", answer.ext().get("queueOffset"));
-        assertEquals(1, gateway.metrics().fanoutRequests("success"));
-        assertEquals(3, gateway.metrics().fanoutPartsTotal());
+        assertEquals(1, MeterReadings.of(gateway.metrics()).fanoutRequests("success"));
+        assertEquals(3, MeterReadings.of(gateway.metrics()).fanoutPartsTotal());
     }
 
     @Test
@@ -300,7 +301,7 @@ class FanoutTest {
         List<Wire.Frame> sends = a.sends(2);
         assertNotEquals(sends.get(0).ext().get("e"), sends.get(1).ext().get("e"), "another queue");
         assertArrayEquals(sends.get(0).body(), sends.get(1).body());
-        assertEquals(1, gateway.metrics().fanoutRetries());
+        assertEquals(1, MeterReadings.of(gateway.metrics()).fanoutRetries());
     }
 
     @Test
@@ -320,8 +321,8 @@ class FanoutTest {
         assertTrue(remark.contains("; stored in TopicA (a retry stores those again"), remark);
         assertEquals(3, b.sends(3).size(), "1 + fanout.max-retries attempts");
         assertEquals(1, a.sends(1).size());
-        assertEquals(1, gateway.metrics().fanoutRequests("failed"));
-        assertEquals(1, gateway.metrics().fanoutPartialFailures());
+        assertEquals(1, MeterReadings.of(gateway.metrics()).fanoutRequests("failed"));
+        assertEquals(1, MeterReadings.of(gateway.metrics()).fanoutPartialFailures());
     }
 
     @Test
@@ -359,7 +360,7 @@ class FanoutTest {
             assertTrue(answer.remark().startsWith("malformed batch body: batch message 0"), answer.remark());
         }
         assertTrue(a.peer.drainReceived().isEmpty() && b.peer.drainReceived().isEmpty(), "no broker saw a send");
-        assertEquals(5, gateway.metrics().fanoutRequests("refused"));
+        assertEquals(5, MeterReadings.of(gateway.metrics()).fanoutRequests("refused"));
     }
 
     @Test

@@ -11,6 +11,7 @@ import io.rmqgw.gateway.config.RateLimitConfig.AddressLimit;
 import io.rmqgw.gateway.config.RateLimitConfig.ClientLimit;
 import io.rmqgw.gateway.config.RateLimitConfig.TopicLimit;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.metrics.MeterReadings;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -50,7 +51,7 @@ class RateLimitsTest {
         assertEquals(20, admitted("T", "c", 50), "the burst, then nothing");
         clock.advance(Duration.ofMillis(500));
         assertEquals(5, admitted("T", "c", 50), "half a second refills half the rate");
-        assertEquals(50 - 20 + 50 - 5, metrics.rateLimitedSends("topic"));
+        assertEquals(50 - 20 + 50 - 5, MeterReadings.of(metrics).rateLimitedSends("topic"));
         assertEquals(100, admitted("Other", "c", 100), "unlisted topics are not limited");
     }
 
@@ -65,8 +66,8 @@ class RateLimitsTest {
         assertNull(limits.admitSend("U", "10.0.0.1@a"));
         assertEquals("[RATE_LIMITED] sends of client 10.0.0.1@a exceed the gateway's limit of 2 per second (burst 2);"
             + " retry later", limits.admitSend("U", "10.0.0.1@a"));
-        assertEquals(1, metrics.rateLimitedSends("topic"));
-        assertEquals(1, metrics.rateLimitedSends("client"));
+        assertEquals(1, MeterReadings.of(metrics).rateLimitedSends("topic"));
+        assertEquals(1, MeterReadings.of(metrics).rateLimitedSends("client"));
     }
 
     @Test
@@ -103,8 +104,8 @@ class RateLimitsTest {
             limits.admitPull("T"));
         clock.advance(Duration.ofMillis(500));
         assertEquals(2, pulls("T", 20), "half a second refills half the rate");
-        assertEquals(12 + 1 + 18, metrics.rateLimitedSends("topic_pull"));
-        assertEquals(0, metrics.rateLimitedSends("topic"));
+        assertEquals(12 + 1 + 18, MeterReadings.of(metrics).rateLimitedSends("topic_pull"));
+        assertEquals(0, MeterReadings.of(metrics).rateLimitedSends("topic"));
         assertEquals(100, admitted("T", "c", 100), "sends to T are not limited");
         assertEquals(100, pulls("Other", 100), "unlisted topics are not limited");
     }
@@ -124,7 +125,7 @@ class RateLimitsTest {
         assertEquals("[RATE_LIMITED] requests of client a@1 (this one code 11) exceed the gateway's limit of 10 per"
             + " second (burst 3); retry later", limits.admitRequest("a@1", 11));
         assertNull(limits.admitRequest("b@2", 11), "another client has a bucket of its own");
-        assertEquals(8, metrics.rateLimitedSends("client_request"));
+        assertEquals(8, MeterReadings.of(metrics).rateLimitedSends("client_request"));
         clock.advance(Duration.ofMillis(100));
         assertNull(limits.admitRequest("a@1", 11), "a tenth of a second refills one");
         assertFalse(RateLimits.countsAsRequest(34), "heartbeats keep a client known: never refused");
@@ -160,12 +161,12 @@ class RateLimitsTest {
         assertEquals(50, admitted, "the address's burst, then nothing");
         assertEquals("[RATE_LIMITED] requests from address 10.0.0.7 (this one code 10) exceed the gateway's limit of"
             + " 100 per second (burst 50); retry later", limits.admitRequest("x@y", a, 10));
-        assertEquals(151, metrics.rateLimitedSends("address_request"));
+        assertEquals(151, MeterReadings.of(metrics).rateLimitedSends("address_request"));
         assertEquals(50, requests("c", from("10.0.0.8"), 60), "another address has buckets of its own");
         clock.advance(Duration.ofMillis(100));
         assertEquals(10, requests("z", a, 60), "a tenth of a second refills a tenth of the rate");
         // the address refused them: the clients' buckets kept their tokens (1000 - 50 - 10 taken in all by then)
-        assertEquals(0, metrics.rateLimitedSends("client_request"));
+        assertEquals(0, MeterReadings.of(metrics).rateLimitedSends("client_request"));
     }
 
     @Test
@@ -190,10 +191,10 @@ class RateLimitsTest {
         assertNull(limits.admitSend("T", "c", a));
         assertEquals("[RATE_LIMITED] sends from address 10.0.0.9 exceed the gateway's limit of 2 per second (burst 2);"
             + " retry later", limits.admitSend("T", "c", a));
-        assertEquals(1, metrics.rateLimitedSends("address"));
+        assertEquals(1, MeterReadings.of(metrics).rateLimitedSends("address"));
         // topic T and client c gave back what the refused send took: 3 left in each
         assertEquals(3, admitted("T", "c", 10), "T and c each had 3 tokens left");
-        assertEquals(0, metrics.rateLimitedSends("client"));
+        assertEquals(0, MeterReadings.of(metrics).rateLimitedSends("client"));
     }
 
     @Test

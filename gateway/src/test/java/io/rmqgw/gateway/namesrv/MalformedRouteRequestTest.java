@@ -2,6 +2,7 @@ package io.rmqgw.gateway.namesrv;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
@@ -53,16 +54,16 @@ class MalformedRouteRequestTest {
         try (RawClient good = RawClient.connect(gateway.port()); RawClient bad = RawClient.connect(gateway.port())) {
             good.send(Routes.request("NoSuchTopic", 453).opaque(1).bytes());
             assertEquals(1, good.read().opaque());
-            double before = gateway.metrics().decodeErrors("invalid_json");
+            double before = MeterReadings.of(gateway.metrics()).decodeErrors("invalid_json");
 
             bad.send(Wire.rawFrame(0, Wire.utf8(header), new byte[0]));
             bad.assertClosedBy();
-            TestGateway.await(() -> gateway.metrics().decodeErrors("invalid_json") >= before + 1, RawClient.WAIT,
+            TestGateway.await(() -> MeterReadings.of(gateway.metrics()).decodeErrors("invalid_json") >= before + 1, RawClient.WAIT,
                 "the decode error counted");
 
             good.send(Routes.request("NoSuchTopic", 453).opaque(2).bytes());
             assertEquals(2, good.read().opaque());
-            assertEquals(before + 1, gateway.metrics().decodeErrors("invalid_json"));
+            assertEquals(before + 1, MeterReadings.of(gateway.metrics()).decodeErrors("invalid_json"));
         }
     }
 }

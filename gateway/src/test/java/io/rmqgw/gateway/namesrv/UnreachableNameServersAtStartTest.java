@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.gateway.testing.TestGateway;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.BlackHole;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -84,7 +85,7 @@ class UnreachableNameServersAtStartTest {
         // in turn it took at least 2 x ONE_NAME_SERVER; at once, about as long as the good one takes to answer
         assertTrue(took.compareTo(ONE_NAME_SERVER) < 0, "start-up took " + took.toMillis() + " ms");
         assertTrue(gateway.gateway().readiness().isReady(), gateway.gateway().readiness().notReadyReason());
-        assertEquals(1, gateway.metrics().namesrvHealth(good.address()));
+        assertEquals(1, MeterReadings.of(gateway.metrics()).namesrvHealth(good.address()));
 
         // the listener bound from the good name server's cluster relays to its broker
         try (RawClient client = RawClient.connect(gateway.brokerPort(broker.address()))) {
@@ -96,8 +97,8 @@ class UnreachableNameServersAtStartTest {
         }
 
         // the two that never answered are reported once their own timeout passed, after start-up returned
-        TestGateway.await(() -> gateway.metrics().namesrvHealth(hole.address()) == 0
-                && gateway.metrics().namesrvHealth(silentAddress()) == 0,
+        TestGateway.await(() -> MeterReadings.of(gateway.metrics()).namesrvHealth(hole.address()) == 0
+                && MeterReadings.of(gateway.metrics()).namesrvHealth(silentAddress()) == 0,
             ONE_NAME_SERVER.plus(RawClient.WAIT), "both silent name servers reported down");
     }
 
@@ -106,7 +107,7 @@ class UnreachableNameServersAtStartTest {
         String byName = "localhost:" + good.address().substring(good.address().lastIndexOf(':') + 1);
         gateway = startBehind(byName);
         assertTrue(gateway.gateway().readiness().isReady(), gateway.gateway().readiness().notReadyReason());
-        assertEquals(1, gateway.metrics().namesrvHealth(byName));
+        assertEquals(1, MeterReadings.of(gateway.metrics()).namesrvHealth(byName));
         assertFalse(gateway.gateway().brokerListeners().isEmpty(), "a listener bound from the cluster at start");
     }
 
@@ -122,7 +123,7 @@ class UnreachableNameServersAtStartTest {
         assertFalse(gateway.gateway().readiness().isReady());
         assertEquals("no upstream name server answered yet", gateway.gateway().readiness().notReadyReason());
         for (String address : new String[] {hole.address(), silentAddress(), secondHole.address()}) {
-            assertEquals(0, gateway.metrics().namesrvHealth(address), address + " reported down before start returned");
+            assertEquals(0, MeterReadings.of(gateway.metrics()).namesrvHealth(address), address + " reported down before start returned");
         }
         assertTrue(gateway.gateway().brokerListeners().isEmpty(), gateway.gateway().brokerListeners().toString());
     }

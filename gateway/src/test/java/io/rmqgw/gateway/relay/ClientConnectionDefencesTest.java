@@ -6,6 +6,7 @@ import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -45,7 +46,7 @@ class ClientConnectionDefencesTest {
     }
 
     private double closed(CloseReason reason) {
-        return gateway.metrics().connectionsClosed(BROKER, reason);
+        return MeterReadings.of(gateway.metrics()).connectionsClosed(BROKER, reason);
     }
 
     @Test
@@ -132,7 +133,7 @@ class ClientConnectionDefencesTest {
             try (RawClient toNamesrv = RawClient.connect(gateway.port())) {
                 toNamesrv.assertClosedBy(Duration.ofSeconds(5));
             }
-            assertEquals(1, gateway.metrics().connectionsClosed(GatewayMetrics.NAMESRV, CloseReason.CONNECTION_LIMIT));
+            assertEquals(1, MeterReadings.of(gateway.metrics()).connectionsClosed(GatewayMetrics.NAMESRV, CloseReason.CONNECTION_LIMIT));
         }
     }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -65,15 +66,15 @@ class IncompleteFrameBudgetTest {
                 stalled.add(c);
                 c.send(Arrays.copyOf(largeFrame(10 + i), PART));
                 long expected = Math.min(BUDGET / PART, i + 1) * PART;
-                TestGateway.await(() -> gateway.metrics().incompleteFrameBytes() == expected
-                    || gateway.metrics().connectionsClosed(ROLE, CloseReason.INCOMPLETE_FRAME_BUDGET) > 0,
+                TestGateway.await(() -> MeterReadings.of(gateway.metrics()).incompleteFrameBytes() == expected
+                    || MeterReadings.of(gateway.metrics()).connectionsClosed(ROLE, CloseReason.INCOMPLETE_FRAME_BUDGET) > 0,
                     RawClient.WAIT, "partial frame " + i + " held");
-                assertTrue(gateway.metrics().incompleteFrameBytes() <= BUDGET);
+                assertTrue(MeterReadings.of(gateway.metrics()).incompleteFrameBytes() <= BUDGET);
             }
             // two fit whole; the third's read passes the budget half way: that connection is closed
-            TestGateway.await(() -> gateway.metrics().connectionsClosed(ROLE, CloseReason.INCOMPLETE_FRAME_BUDGET) == 2,
+            TestGateway.await(() -> MeterReadings.of(gateway.metrics()).connectionsClosed(ROLE, CloseReason.INCOMPLETE_FRAME_BUDGET) == 2,
                 RawClient.WAIT, "the connections over the budget closed");
-            assertEquals(2 * PART, gateway.metrics().incompleteFrameBytes());
+            assertEquals(2 * PART, MeterReadings.of(gateway.metrics()).incompleteFrameBytes());
             stalled.get(2).assertClosedBy();
             stalled.get(3).assertClosedBy();
             roundTrip(healthy, 2);
@@ -81,8 +82,8 @@ class IncompleteFrameBudgetTest {
             // the two within the budget stall: the frame timeout closes them and they give their bytes back
             stalled.get(0).assertClosedBy(Duration.ofSeconds(5));
             stalled.get(1).assertClosedBy(Duration.ofSeconds(5));
-            TestGateway.await(() -> gateway.metrics().incompleteFrameBytes() == 0, RawClient.WAIT, "all given back");
-            assertEquals(2, gateway.metrics().connectionsClosed(ROLE, CloseReason.FRAME_TIMEOUT));
+            TestGateway.await(() -> MeterReadings.of(gateway.metrics()).incompleteFrameBytes() == 0, RawClient.WAIT, "all given back");
+            assertEquals(2, MeterReadings.of(gateway.metrics()).connectionsClosed(ROLE, CloseReason.FRAME_TIMEOUT));
             roundTrip(healthy, 3);
 
             // with room again, a frame that fits the budget goes through
@@ -90,7 +91,7 @@ class IncompleteFrameBudgetTest {
                 whole.send(Wire.request(CODE).opaque(4).body(new byte[2 * PART]).bytes());
                 assertEquals(4, whole.read(RawClient.WAIT).opaque());
             }
-            assertEquals(0, gateway.metrics().incompleteFrameBytes());
+            assertEquals(0, MeterReadings.of(gateway.metrics()).incompleteFrameBytes());
         } finally {
             stalled.forEach(RawClient::close);
         }
@@ -103,8 +104,8 @@ class IncompleteFrameBudgetTest {
         try (RawClient healthy = RawClient.connect(gateway.port()); RawClient big = RawClient.connect(gateway.port())) {
             big.send(Arrays.copyOf(largeFrame(5), 16)); // the length alone: 400 KiB > 200 KiB
             big.assertClosedBy();
-            assertEquals(1, gateway.metrics().decodeErrors("frame_too_long"));
-            assertEquals(0, gateway.metrics().incompleteFrameBytes(), "nothing buffered for it");
+            assertEquals(1, MeterReadings.of(gateway.metrics()).decodeErrors("frame_too_long"));
+            assertEquals(0, MeterReadings.of(gateway.metrics()).incompleteFrameBytes(), "nothing buffered for it");
             roundTrip(healthy, 1);
             // a frame within the bound is served
             healthy.send(Wire.request(CODE).opaque(2).body(new byte[PART]).bytes());

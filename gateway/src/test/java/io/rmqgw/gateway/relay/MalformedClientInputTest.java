@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.codec.frame.MalformedReason;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -79,7 +80,7 @@ class MalformedClientInputTest {
     void malformedInputClosesOnlyThatConnection(String what, String reason, byte[] input) throws Exception {
         try (RawClient good = RawClient.connect(gateway.port()); RawClient bad = RawClient.connect(gateway.port())) {
             roundTrip(good, 1);
-            double before = gateway.metrics().decodeErrors(reason);
+            double before = MeterReadings.of(gateway.metrics()).decodeErrors(reason);
             double totalBefore = totalDecodeErrors();
 
             try {
@@ -88,14 +89,14 @@ class MalformedClientInputTest {
                 // the gateway may hang up (reset) before a large write is through: that is the point
             }
             bad.assertClosedBy();
-            TestGateway.await(() -> gateway.metrics().decodeErrors(reason) >= before + 1, RawClient.WAIT,
+            TestGateway.await(() -> MeterReadings.of(gateway.metrics()).decodeErrors(reason) >= before + 1, RawClient.WAIT,
                 "decode error " + reason + " counted");
 
             roundTrip(good, 2);
             try (RawClient another = RawClient.connect(gateway.port())) {
                 roundTrip(another, 3);
             }
-            assertEquals(before + 1, gateway.metrics().decodeErrors(reason),
+            assertEquals(before + 1, MeterReadings.of(gateway.metrics()).decodeErrors(reason),
                 "one malformed connection counts one decode error for " + reason);
             assertEquals(totalBefore + 1, totalDecodeErrors(), "one malformed connection counts one decode error in all");
         }
@@ -107,7 +108,7 @@ class MalformedClientInputTest {
         throws Exception {
         try (RawClient client = RawClient.connect(gateway.port())) {
             roundTrip(client, 1);
-            double closedBefore = gateway.metrics().connectionsClosed("namesrv", CloseReason.MALFORMED_FRAME);
+            double closedBefore = MeterReadings.of(gateway.metrics()).connectionsClosed("namesrv", CloseReason.MALFORMED_FRAME);
             client.send(concat(Wire.request(CODE).opaque(2).bytes(), Wire.request(CODE).opaque(3).bytes(), input));
 
             Wire.Frame first = client.read(RawClient.WAIT);
@@ -115,8 +116,8 @@ class MalformedClientInputTest {
             assertEquals(List.of(2, 3), List.of(first.opaque(), second.opaque()), "both requests before the bad bytes answered");
             assertEquals(Wire.SUCCESS, second.code());
             client.assertClosedBy();
-            assertEquals(1, gateway.metrics().decodeErrors(reason), "counted once");
-            assertEquals(closedBefore + 1, gateway.metrics().connectionsClosed("namesrv", CloseReason.MALFORMED_FRAME));
+            assertEquals(1, MeterReadings.of(gateway.metrics()).decodeErrors(reason), "counted once");
+            assertEquals(closedBefore + 1, MeterReadings.of(gateway.metrics()).connectionsClosed("namesrv", CloseReason.MALFORMED_FRAME));
         }
     }
 
@@ -132,7 +133,8 @@ class MalformedClientInputTest {
         try (RawClient client = RawClient.connect(gateway.port())) {
             client.send(concat(Wire.request(CODE).opaque(7).bytes(), Wire.utf8("GET / HTTP/1.1\r\n\r\n")));
             namesrv.awaitFrame(f -> f.opaque() == 7, RawClient.WAIT);
-            TestGateway.await(() -> gateway.metrics().decodeErrors("not_remoting") >= 1, RawClient.WAIT, "decode error counted");
+            TestGateway.await(() -> MeterReadings.of(gateway.metrics()).decodeErrors("not_remoting") >= 1, RawClient.WAIT,
+                "decode error counted");
             client.send(Wire.request(CODE).opaque(8).bytes()); // after the bad bytes: read and discarded
             release.countDown();
 
@@ -168,7 +170,7 @@ class MalformedClientInputTest {
     private double totalDecodeErrors() {
         double total = 0;
         for (MalformedReason r : MalformedReason.values()) {
-            total += gateway.metrics().decodeErrors(r.label());
+            total += MeterReadings.of(gateway.metrics()).decodeErrors(r.label());
         }
         return total;
     }

@@ -18,6 +18,7 @@ import io.rmqgw.gateway.config.RateLimitConfig.ClientLimit;
 import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Wire;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -186,7 +187,7 @@ class SessionDrainTest {
         assertEquals(RelaySession.DRAINING_REMARK, busy.remark());
         assertNull(upstream.readOutbound(), "a request that arrived while draining went upstream");
         assertEquals(0, session.inFlight(), "nothing in flight: the drain need not wait for it");
-        assertEquals(1, metrics.requests(RequestCode.SEND_MESSAGE_V2, RemotingSysResponseCode.SYSTEM_BUSY));
+        assertEquals(1, MeterReadings.of(metrics).requests(RequestCode.SEND_MESSAGE_V2, RemotingSysResponseCode.SYSTEM_BUSY));
     }
 
     @Test
@@ -214,7 +215,7 @@ class SessionDrainTest {
         assertEquals("[RATE_LIMITED] requests of client " + session.idForLimits() + " (this one code "
             + RequestCode.GET_MAX_OFFSET + ") exceed the gateway's limit of 1 per second (burst 2); retry later",
             busy.remark());
-        assertEquals(1, metrics.rateLimitedSends("client_request"));
+        assertEquals(1, MeterReadings.of(metrics).rateLimitedSends("client_request"));
         assertEquals(3, session.inFlight(), "the three admitted requests wait for their answers");
     }
 
@@ -256,7 +257,7 @@ class SessionDrainTest {
         }
         assertEquals(expected, all, "each held refusal answered once, in order");
         assertEquals(1, session.inFlight(), "only the request upstream is in flight");
-        assertEquals(HeldRefusals.MAX_HELD + 1, metrics.rateLimitedSends("client_request"));
+        assertEquals(HeldRefusals.MAX_HELD + 1, MeterReadings.of(metrics).rateLimitedSends("client_request"));
     }
 
     @Test
@@ -395,8 +396,8 @@ class SessionDrainTest {
         client.advanceTimeBy(1, TimeUnit.SECONDS);
         client.runScheduledPendingTasks();
         assertFalse(client.isActive(), "a client that takes nothing is still open past downstream.unwritable-timeout");
-        assertEquals(1, metrics.connectionsClosed(GatewayMetrics.BROKER, CloseReason.UNWRITABLE));
-        assertEquals(0, metrics.connectionsClosed(GatewayMetrics.BROKER, CloseReason.FRAME_TIMEOUT));
+        assertEquals(1, MeterReadings.of(metrics).connectionsClosed(GatewayMetrics.BROKER, CloseReason.UNWRITABLE));
+        assertEquals(0, MeterReadings.of(metrics).connectionsClosed(GatewayMetrics.BROKER, CloseReason.FRAME_TIMEOUT));
     }
 
     /** Once the gateway reads the client again, a frame that still does not complete times out, from then on. */
@@ -419,7 +420,7 @@ class SessionDrainTest {
         client.advanceTimeBy(1, TimeUnit.SECONDS);
         client.runScheduledPendingTasks();
         assertFalse(client.isActive());
-        assertEquals(1, metrics.connectionsClosed(GatewayMetrics.BROKER, CloseReason.FRAME_TIMEOUT));
+        assertEquals(1, MeterReadings.of(metrics).connectionsClosed(GatewayMetrics.BROKER, CloseReason.FRAME_TIMEOUT));
     }
 
     @Test

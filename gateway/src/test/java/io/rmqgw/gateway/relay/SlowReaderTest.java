@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -46,7 +47,7 @@ class SlowReaderTest {
     }
 
     private double closed(CloseReason reason) {
-        return gateway.metrics().connectionsClosed("broker", reason);
+        return MeterReadings.of(gateway.metrics()).connectionsClosed("broker", reason);
     }
 
     private double largestQueued() {

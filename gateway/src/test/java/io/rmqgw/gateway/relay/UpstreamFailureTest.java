@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -75,7 +76,7 @@ class UpstreamFailureTest {
             assertTrue(busy.remark().contains(namesrv.address()), "remark names the upstream: " + busy.remark());
             assertTrue(busy.remark().contains(String.valueOf(UNANSWERED)), "remark names the code: " + busy.remark());
             assertTrue(waitedMillis >= REQUEST_TIMEOUT.toMillis(), "answered after the timeout, not before: " + waitedMillis);
-            assertEquals(1.0, gateway.metrics().upstreamFailures(UpstreamFailure.TIMEOUT));
+            assertEquals(1.0, MeterReadings.of(gateway.metrics()).upstreamFailures(UpstreamFailure.TIMEOUT));
 
             // the upstream answers late; then a fresh request is answered at once
             atUpstream.connection().send(Wire.response(Wire.SUCCESS, 31).type(type).remark("too late").bytes());
@@ -100,7 +101,7 @@ class UpstreamFailureTest {
             assertTrue(error.remark().contains(namesrv.address()), "remark names the upstream: " + error.remark());
             client.assertClosedBy();
         }
-        assertEquals(1.0, gateway.metrics().upstreamFailures(UpstreamFailure.CONNECTION_LOST));
+        assertEquals(1.0, MeterReadings.of(gateway.metrics()).upstreamFailures(UpstreamFailure.CONNECTION_LOST));
     }
 
     @Test
@@ -114,7 +115,7 @@ class UpstreamFailureTest {
             assertTrue(error.remark().contains(namesrv.address()), "remark names the upstream: " + error.remark());
             client.assertClosedBy();
         }
-        assertEquals(1.0, gateway.metrics().decodeErrors("invalid_json"));
+        assertEquals(1.0, MeterReadings.of(gateway.metrics()).decodeErrors("invalid_json"));
     }
 
     @Test
@@ -170,7 +171,7 @@ class UpstreamFailureTest {
             seen = new ArrayList<>(seen);
             seen.addAll(client.readUntil(f -> f.opaque() == 52, RawClient.WAIT));
             assertFalse(seen.stream().anyMatch(f -> f.opaque() == 50), "the oneway request got an answer: " + seen);
-            assertEquals(1.0, gateway.metrics().upstreamFailures(UpstreamFailure.TIMEOUT), "only the sentinel timed out");
+            assertEquals(1.0, MeterReadings.of(gateway.metrics()).upstreamFailures(UpstreamFailure.TIMEOUT), "only the sentinel timed out");
         }
     }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -56,7 +57,7 @@ class UpstreamUnavailableTest {
             assertEquals(4712, retry.opaque());
             assertEquals(Wire.SYSTEM_ERROR, retry.code());
         }
-        assertTrue(gateway.metrics().upstreamFailures(UpstreamFailure.CONNECT_FAILED) >= 1);
+        assertTrue(MeterReadings.of(gateway.metrics()).upstreamFailures(UpstreamFailure.CONNECT_FAILED) >= 1);
     }
 
     @Test
@@ -145,7 +146,7 @@ class UpstreamUnavailableTest {
             assertEquals(31, answer.opaque());
             assertEquals(Wire.SUCCESS, answer.code(), "remark: " + answer.remark());
         }
-        assertEquals(0, gateway.metrics().upstreamFailures(UpstreamFailure.CONNECT_FAILED));
+        assertEquals(0, MeterReadings.of(gateway.metrics()).upstreamFailures(UpstreamFailure.CONNECT_FAILED));
     }
 
     @Test
@@ -163,6 +164,6 @@ class UpstreamUnavailableTest {
             assertTrue(answer.remark().contains("name server " + unresolvable + " unreachable"), answer.remark());
             assertTrue(answer.remark().contains("Failed to resolve 'no-such-host.invalid'"), answer.remark());
         }
-        assertTrue(gateway.metrics().upstreamFailures(UpstreamFailure.CONNECT_FAILED) >= 1);
+        assertTrue(MeterReadings.of(gateway.metrics()).upstreamFailures(UpstreamFailure.CONNECT_FAILED) >= 1);
     }
 }

@@ -19,6 +19,7 @@ import io.rmqgw.gateway.config.HostPort;
 import io.rmqgw.gateway.config.NamesConfig;
 import io.rmqgw.gateway.config.PortRange;
 import io.rmqgw.gateway.config.UpstreamConfig;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.gateway.testing.Routes;
@@ -159,7 +160,7 @@ class GatewayReloadTest {
 
             try (RawClient newNamesrvClient = RawClient.connect(gateway.port())) {
                 assertEquals(namesrvB, routeRequest(newNamesrvClient, 3), "a new connection dials the new name server");
-                assertEquals(1, gateway.metrics().namesrvHealth(namesrvB.address()));
+                assertEquals(1, MeterReadings.of(gateway.metrics()).namesrvHealth(namesrvB.address()));
             }
             // nothing was dropped: the broker-port connection relays on its upstream connection...
             roundTrip(brokerClient, 4);
@@ -179,16 +180,16 @@ class GatewayReloadTest {
             routeRequest(client, 1);
         }
         GatewayMetrics metrics = gateway.metrics();
-        assertEquals(1, metrics.namesrvHealth(namesrvA.address()));
+        assertEquals(1, MeterReadings.of(metrics).namesrvHealth(namesrvA.address()));
         gateway.gateway().reload(with(gateway.gateway().config(),
             namesrv(gateway.gateway().config().upstream(), namesrvB.address())));
         try (RawClient client = RawClient.connect(gateway.port())) {
             routeRequest(client, 2);
         }
-        assertEquals(1, metrics.namesrvHealth(namesrvB.address()));
+        assertEquals(1, MeterReadings.of(metrics).namesrvHealth(namesrvB.address()));
         // rmqgw_namesrv_up{address=A} would otherwise report a name server the gateway no longer uses for ever:
         // 1 hides "all name servers down" (max by instance), 0 keeps RmqgwNamesrvDown firing
-        assertEquals(-1, metrics.namesrvHealth(namesrvA.address()),
+        assertEquals(-1, MeterReadings.of(metrics).namesrvHealth(namesrvA.address()),
             "the gauge of a name server removed by a reload is dropped (GatewayMetrics.namesrvRemoved)");
     }
 
@@ -267,7 +268,7 @@ class GatewayReloadTest {
             assertTrue(refused.remark().endsWith("max length: 10"), refused.remark());
             roundTrip(client, 3);
             assertEquals(GET_MAX_OFFSET, broker.awaitFrame(RawClient.WAIT).frame().code(), "the refused send never reached the broker");
-            assertEquals(1, gateway.metrics().namesRejected(NameCheck.TOO_LONG.label()), 0.0);
+            assertEquals(1, MeterReadings.of(gateway.metrics()).namesRejected(NameCheck.TOO_LONG.label()), 0.0);
 
             // and back: checks off lets even a bad name through on the same connection
             gateway.gateway().reload(with(gateway.gateway().config(), new NamesConfig(false, null, null, null)));
@@ -295,7 +296,7 @@ class GatewayReloadTest {
             Wire.Frame answer = client.read();
             assertEquals(2, answer.opaque());
             assertEquals(SerializeType.JSON, answer.serializeType(), "mirrored back to the JSON client");
-            assertEquals(1, gateway.metrics().headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ), 0.0);
+            assertEquals(1, MeterReadings.of(gateway.metrics()).headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ), 0.0);
         }
     }
 
@@ -374,9 +375,9 @@ class GatewayReloadTest {
             client.send(send("bad topic!").opaque(5).bytes());
             assertEquals(Wire.SYSTEM_ERROR, client.read().code(), "legacy-brokers now in force");
             // two good sends and the GET_MAX_OFFSET went upstream converted; refused sends never did
-            assertEquals(3, metrics.headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ), 0.0);
-            assertEquals(2, metrics.namesRejected(NameCheck.ILLEGAL_CHARACTER.label()), 0.0);
-            assertEquals(2, metrics.requests(SEND_MESSAGE_V2, Wire.SUCCESS), 0.0);
+            assertEquals(3, MeterReadings.of(metrics).headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ), 0.0);
+            assertEquals(2, MeterReadings.of(metrics).namesRejected(NameCheck.ILLEGAL_CHARACTER.label()), 0.0);
+            assertEquals(2, MeterReadings.of(metrics).requests(SEND_MESSAGE_V2, Wire.SUCCESS), 0.0);
         }
     }
 

@@ -10,6 +10,7 @@ import io.rmqgw.gateway.admin.ReloadOutcome;
 import io.rmqgw.gateway.config.ConfigFileWatcher;
 import io.rmqgw.gateway.config.ConfigLoader;
 import io.rmqgw.gateway.config.HostPort;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Await;
 import io.rmqgw.testing.FreePorts;
 import io.rmqgw.testing.RawClient;
@@ -157,7 +158,7 @@ class ReloadTriggersTest {
 
             long t0 = System.nanoTime();
             gw.replace(gw.yaml("300ms", 10, ""));   // written elsewhere and renamed over it, as editors do
-            TestGateway.await(() -> gw.metrics.configReloads("applied") == 1, WAIT, "the file change reloaded");
+            TestGateway.await(() -> MeterReadings.of(gw.metrics).configReloads("applied") == 1, WAIT, "the file change reloaded");
             long millis = (System.nanoTime() - t0) / 1_000_000;
             System.out.println("file change to reload applied: " + millis + " ms (debounce "
                 + ConfigFileWatcher.DEFAULT_DEBOUNCE.toMillis() + " ms)");
@@ -171,7 +172,7 @@ class ReloadTriggersTest {
 
             // written in place, invalid: refused, counted, the running configuration stays
             gw.write(gw.yaml("300ms", 0, ""));
-            TestGateway.await(() -> gw.metrics.configReloads("refused") == 1, WAIT, "the bad file refused");
+            TestGateway.await(() -> MeterReadings.of(gw.metrics).configReloads("refused") == 1, WAIT, "the bad file refused");
             assertEquals(10, gw.gateway.config().names().topicMaxLength());
             brokerClient.send(send(TOPIC_20).opaque(30).bytes());
             assertEquals(INVALID_PARAMETER, brokerClient.read().code(), "topic-max-length 10 still in force");
@@ -181,11 +182,12 @@ class ReloadTriggersTest {
             // watched through the debounce and a margin, and a reload among them fails at once.
             gw.write(gw.yaml("300ms", 0, ""));
             Await.holds("no reload after a save without changes", ConfigFileWatcher.DEFAULT_DEBOUNCE.plusMillis(500),
-                () -> gw.metrics.configReloads("applied") == 1 && gw.metrics.configReloads("refused") == 1
-                    && gw.metrics.configReloads("unchanged") == 0);
-            assertEquals(1, gw.metrics.configReloads("applied"), 0.0);
-            assertEquals(1, gw.metrics.configReloads("refused"), 0.0);
-            assertEquals(0, gw.metrics.configReloads("unchanged"), 0.0);
+                () -> MeterReadings.of(gw.metrics).configReloads("applied") == 1
+                    && MeterReadings.of(gw.metrics).configReloads("refused") == 1
+                    && MeterReadings.of(gw.metrics).configReloads("unchanged") == 0);
+            assertEquals(1, MeterReadings.of(gw.metrics).configReloads("applied"), 0.0);
+            assertEquals(1, MeterReadings.of(gw.metrics).configReloads("refused"), 0.0);
+            assertEquals(0, MeterReadings.of(gw.metrics).configReloads("unchanged"), 0.0);
         }
     }
 
@@ -214,8 +216,8 @@ class ReloadTriggersTest {
             r = gw.post("/reload");
             assertEquals(200, r.statusCode());
             assertEquals(ReloadOutcome.Result.UNCHANGED, ReloadOutcome.fromJson(r.body()).result(), r.body());
-            assertEquals(1, gw.metrics.configReloads("applied"), 0.0);
-            assertEquals(1, gw.metrics.configReloads("unchanged"), 0.0);
+            assertEquals(1, MeterReadings.of(gw.metrics).configReloads("applied"), 0.0);
+            assertEquals(1, MeterReadings.of(gw.metrics).configReloads("unchanged"), 0.0);
         }
     }
 
@@ -241,11 +243,11 @@ class ReloadTriggersTest {
                 assertEquals(ReloadOutcome.Result.REFUSED, o.result());
                 assertTrue(o.error().startsWith(c[1]), () -> "expected '" + c[1] + "', was '" + o.error() + "'");
                 assertEquals(List.of(), o.applied());
-                assertEquals(++refused, gw.metrics.configReloads("refused"), 0.0);
+                assertEquals(++refused, MeterReadings.of(gw.metrics).configReloads("refused"), 0.0);
                 assertEquals(before, gw.gateway.config(), "the running configuration stays");
                 sendOk(brokerClient, 100 + refused);
             }
-            assertEquals(0, gw.metrics.configReloads("applied"), 0.0);
+            assertEquals(0, MeterReadings.of(gw.metrics).configReloads("applied"), 0.0);
         }
     }
 
@@ -279,8 +281,8 @@ class ReloadTriggersTest {
             assertEquals(List.of(), again.applied());
             assertEquals(List.of(), again.needsRestart(), "said once");
             assertEquals(List.of("listen"), again.pendingRestart());
-            assertEquals(1, gw.metrics.configReloads("applied"), 0.0);
-            assertEquals(1, gw.metrics.configReloads("unchanged"), 0.0);
+            assertEquals(1, MeterReadings.of(gw.metrics).configReloads("applied"), 0.0);
+            assertEquals(1, MeterReadings.of(gw.metrics).configReloads("unchanged"), 0.0);
 
             // another new listen value is news again; the old one back is nothing pending at all
             int third = FreePorts.port();

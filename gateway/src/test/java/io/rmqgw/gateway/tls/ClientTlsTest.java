@@ -10,6 +10,7 @@ import io.rmqgw.gateway.config.TlsConfig;
 import io.rmqgw.gateway.config.TlsMode;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
@@ -88,7 +89,7 @@ class ClientTlsTest {
             }
             assertEquals(Cert.A.commonName(), TestCerts.presentedCommonName(port));
         }
-        assertEquals(0, gateway.metrics().connectionsClosed("broker", CloseReason.TLS_REQUIRED));
+        assertEquals(0, MeterReadings.of(gateway.metrics()).connectionsClosed("broker", CloseReason.TLS_REQUIRED));
     }
 
     @Test
@@ -102,8 +103,8 @@ class ClientTlsTest {
             plain.send(Wire.request(RequestCode.GET_ROUTEINFO_BY_TOPIC).opaque(1).ext("topic", "T").bytes());
             plain.assertClosedBy(Duration.ofSeconds(5));
         }
-        TestGateway.await(() -> gateway.metrics().connectionsClosed("broker", CloseReason.TLS_REQUIRED) == 1
-            && gateway.metrics().connectionsClosed("namesrv", CloseReason.TLS_REQUIRED) == 1,
+        TestGateway.await(() -> MeterReadings.of(gateway.metrics()).connectionsClosed("broker", CloseReason.TLS_REQUIRED) == 1
+            && MeterReadings.of(gateway.metrics()).connectionsClosed("namesrv", CloseReason.TLS_REQUIRED) == 1,
             Duration.ofSeconds(5), "both refusals counted");
         assertEquals(0, broker.connectionCount(), "a refused client never reaches the broker");
         try (RawClient secure = RawClient.connectTls(brokerPort())) {
@@ -121,9 +122,9 @@ class ClientTlsTest {
             byte[] answer = garbage.getInputStream().readAllBytes(); // until the gateway closes
             assertTrue(answer.length == 0 || answer[0] == 0x15, "nothing, or a TLS alert record, then the close");
         }
-        TestGateway.await(() -> gateway.metrics().connectionsClosed("broker", CloseReason.TLS_HANDSHAKE_FAILED) == 1,
+        TestGateway.await(() -> MeterReadings.of(gateway.metrics()).connectionsClosed("broker", CloseReason.TLS_HANDSHAKE_FAILED) == 1,
             Duration.ofSeconds(5), "handshake failure counted");
-        assertEquals(0, gateway.metrics().connectionsClosed("broker", CloseReason.INTERNAL_ERROR));
+        assertEquals(0, MeterReadings.of(gateway.metrics()).connectionsClosed("broker", CloseReason.INTERNAL_ERROR));
     }
 
     @Test
@@ -132,7 +133,7 @@ class ClientTlsTest {
         try (RawClient open = RawClient.connectTls(brokerPort())) {
             roundTrip(open, 1);
             TestCerts.write(Cert.B, cert, key);
-            TestGateway.await(() -> gateway.metrics().tlsReloads("applied") >= 1, Duration.ofSeconds(10),
+            TestGateway.await(() -> MeterReadings.of(gateway.metrics()).tlsReloads("applied") >= 1, Duration.ofSeconds(10),
                 "the new files picked up");
             assertEquals(Cert.B.commonName(), TestCerts.presentedCommonName(brokerPort()));
             assertEquals(Cert.B.commonName(), TestCerts.presentedCommonName(gateway.port()));
@@ -140,7 +141,7 @@ class ClientTlsTest {
         }
         // a broken file is refused by the check; the certificate in force stays
         Files.writeString(key, "not a key");
-        TestGateway.await(() -> gateway.metrics().tlsReloads("failed") >= 1, Duration.ofSeconds(10),
+        TestGateway.await(() -> MeterReadings.of(gateway.metrics()).tlsReloads("failed") >= 1, Duration.ofSeconds(10),
             "the broken file noticed");
         assertEquals(Cert.B.commonName(), TestCerts.presentedCommonName(brokerPort()));
     }
@@ -153,13 +154,13 @@ class ClientTlsTest {
         TestCerts.write(Cert.B, certB, keyB);
         // the new certificate first, beside the old key: refused, the old pair stays in force
         Files.copy(certB, cert, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        TestGateway.await(() -> gateway.metrics().tlsReloads("failed") >= 1, Duration.ofSeconds(10),
+        TestGateway.await(() -> MeterReadings.of(gateway.metrics()).tlsReloads("failed") >= 1, Duration.ofSeconds(10),
             "the mismatched pair noticed");
         assertEquals(Cert.A.commonName(), TestCerts.presentedCommonName(brokerPort()), "handshakes still succeed");
-        assertEquals(0, gateway.metrics().tlsReloads("applied"));
+        assertEquals(0, MeterReadings.of(gateway.metrics()).tlsReloads("applied"));
         // then its key: taken
         Files.copy(keyB, key, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        TestGateway.await(() -> gateway.metrics().tlsReloads("applied") == 1, Duration.ofSeconds(10), "the new pair");
+        TestGateway.await(() -> MeterReadings.of(gateway.metrics()).tlsReloads("applied") == 1, Duration.ofSeconds(10), "the new pair");
         assertEquals(Cert.B.commonName(), TestCerts.presentedCommonName(brokerPort()));
 
         ConfigException refused = assertThrows(ConfigException.class, () -> gateway.gateway().reload(

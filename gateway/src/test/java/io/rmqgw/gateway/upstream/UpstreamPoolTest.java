@@ -25,6 +25,7 @@ import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.relay.RelayContext;
 import io.rmqgw.gateway.relay.UpstreamSettings;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.ScriptedPeer;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Wire;
@@ -224,7 +225,7 @@ class UpstreamPoolTest {
         assertEquals(Reason.TIMEOUT, e.reason());
         assertTrue(e.getMessage().contains("broker " + broker.address()) && e.getMessage().contains("request code " + CODE)
             && e.getMessage().matches(".*within \\d+ ms.*"), e.getMessage());
-        assertEquals(1, metrics.upstreamFailures(UpstreamFailure.TIMEOUT));
+        assertEquals(1, MeterReadings.of(metrics).upstreamFailures(UpstreamFailure.TIMEOUT));
         assertEquals(0, connection.inFlight());
 
         // the late answer (with a body the pool must release) and then an answer to a fresh request, in that order
@@ -252,7 +253,7 @@ class UpstreamPoolTest {
             assertTrue(e.getMessage().contains(broker.address()) && e.getMessage().contains("before answering request code "
                 + CODE), e.getMessage());
         }
-        assertEquals(1, metrics.upstreamFailures(UpstreamFailure.CONNECTION_LOST), "one loss");
+        assertEquals(1, MeterReadings.of(metrics).upstreamFailures(UpstreamFailure.CONNECTION_LOST), "one loss");
         assertEquals(0, connection.inFlight());
     }
 
@@ -377,7 +378,7 @@ class UpstreamPoolTest {
         assertTrue(e.getMessage().contains("broker " + dead) && e.getMessage().contains("request code " + CODE),
             e.getMessage());
         assertEquals(0, b.refCnt());
-        assertEquals(1, metrics.upstreamFailures(UpstreamFailure.CONNECT_FAILED));
+        assertEquals(1, MeterReadings.of(metrics).upstreamFailures(UpstreamFailure.CONNECT_FAILED));
         assertEquals(0, pool.broker(dead).inFlight());
     }
 

@@ -17,6 +17,7 @@ import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -139,7 +140,7 @@ class AclIT {
             .run().assertOk();
         assertEquals(new HashSet<>(sent.keys("sent")), new HashSet<>(received.keys("received")), received::describe);
         assertEquals(20, sent.keys("sent").size());
-        assertTrue(toBinary.metrics().headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ) > 0,
+        assertTrue(MeterReadings.of(toBinary.metrics()).headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ) > 0,
             "the signed JSON headers really were re-encoded as ROCKETMQ binary");
     }
 
@@ -151,7 +152,7 @@ class AclIT {
         ScenarioResult received = signed(ClientVersion.V5_4_0, "lite-pull-consume", toJson.namesrvAddress(), topic,
             SECRET).systemProperty("rocketmq.serialize.type", "ROCKETMQ").count(10).run().assertOk();
         assertEquals(new HashSet<>(sent.keys("sent")), new HashSet<>(received.keys("received")), received::describe);
-        assertTrue(toJson.metrics().headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON) > 0,
+        assertTrue(MeterReadings.of(toJson.metrics()).headerConversions(SerializeType.ROCKETMQ, SerializeType.JSON) > 0,
             "the signed binary headers really were re-encoded as JSON");
     }
 
@@ -179,7 +180,7 @@ class AclIT {
         assertEquals(SendStatus.SEND_OK, result.getSendStatus(), result::toString);
         assertEquals(Set.of("ok-0", "ok-2"), signedReceive(ownSigned, fanA, 2));
         assertEquals(Set.of("ok-1", "ok-2"), signedReceive(ownSigned, fanB, 2));
-        assertTrue(ownSigned.metrics().fanoutRequests("success") >= 1, "counted");
+        assertTrue(MeterReadings.of(ownSigned.metrics()).fanoutRequests("success") >= 1, "counted");
     }
 
     @Test

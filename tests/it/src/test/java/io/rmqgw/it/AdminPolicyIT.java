@@ -15,6 +15,7 @@ import io.rmqgw.it.fixture.SharedCluster;
 import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioRunner;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.Wire;
@@ -171,8 +172,8 @@ class AdminPolicyIT {
         assertNotNull(cluster.brokerController().getSubscriptionGroupManager().findSubscriptionGroupConfig(group));
         ScenarioRunner.scenario(ClientVersion.V4_9_7, "push-consume").namesrv(gateway.namesrvAddress()).topic(topic)
             .group(group).count(n).timeout(Duration.ofSeconds(90)).run().assertOk();
-        assertTrue(gateway.metrics().adminRequestsRefused("destructive") >= 9);
-        assertTrue(gateway.metrics().adminRequestsRefused("config_read") >= 2);
+        assertTrue(MeterReadings.of(gateway.metrics()).adminRequestsRefused("destructive") >= 9);
+        assertTrue(MeterReadings.of(gateway.metrics()).adminRequestsRefused("config_read") >= 2);
     }
 
     @Test
@@ -195,6 +196,6 @@ class AdminPolicyIT {
             .code());
         assertNull(cluster.brokerController().getTopicConfigManager().selectTopicConfig(topic), "deleted");
         assertNull(cluster.brokerController().getSubscriptionGroupManager().getSubscriptionGroupTable().get(group));
-        assertEquals(0, optedIn.metrics().adminRequestsRefused("destructive"));
+        assertEquals(0, MeterReadings.of(optedIn.metrics()).adminRequestsRefused("destructive"));
     }
 }

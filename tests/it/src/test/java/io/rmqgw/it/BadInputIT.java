@@ -8,6 +8,7 @@ import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.it.fixture.GatewayFixture;
 import io.rmqgw.it.fixture.SharedCluster;
 import io.rmqgw.it.fixture.SharedClusterExtension;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Await;
 import io.rmqgw.it.support.Admin;
 import io.rmqgw.it.support.ClientVersion;
@@ -139,7 +140,7 @@ class BadInputIT {
         Admin.createTopic(cluster.brokerAddress(), topic, 4);
         Admin.awaitRoute(cluster.namesrvAddress(), topic, cluster.brokerName(), Duration.ofSeconds(15));
         byte[] garbage = badInputs().get("garbage").bytes();
-        double before = gateway.metrics().decodeErrors("bad_length");
+        double before = MeterReadings.of(gateway.metrics()).decodeErrors("bad_length");
         for (SerializeType encoding : SerializeType.values()) {
             try (RawRemoting client = RawRemoting.connect(gateway.listenPort(), Duration.ofSeconds(10))) {
                 RemotingCommand route = routeRequest(topic);
@@ -161,7 +162,7 @@ class BadInputIT {
                 assertNotNull(client.awaitClosed(CLOSE_WITHIN));
             }
         }
-        assertEquals(before + 4, gateway.metrics().decodeErrors("bad_length"), "each connection's garbage counted once");
+        assertEquals(before + 4, MeterReadings.of(gateway.metrics()).decodeErrors("bad_length"), "each connection's garbage counted once");
     }
 
     @Test
@@ -172,7 +173,7 @@ class BadInputIT {
         Map<String, BadInput> inputs = badInputs();
         Map<String, Double> before = new LinkedHashMap<>();
         for (BadInput in : inputs.values()) {
-            before.put(in.reason(), gateway.metrics().decodeErrors(in.reason()));
+            before.put(in.reason(), MeterReadings.of(gateway.metrics()).decodeErrors(in.reason()));
         }
 
         // A real client keeps sending through the gateway the whole time: 50 sync sends 100 ms apart.
@@ -209,9 +210,9 @@ class BadInputIT {
 
             for (BadInput in : inputs.values()) {
                 Await.until(() -> in.reason() + " counted twice (once per port): "
-                        + (gateway.metrics().decodeErrors(in.reason()) - before.get(in.reason())),
+                        + (MeterReadings.of(gateway.metrics()).decodeErrors(in.reason()) - before.get(in.reason())),
                     Duration.ofSeconds(5), Duration.ofMillis(20),
-                    () -> gateway.metrics().decodeErrors(in.reason()) - before.get(in.reason()) == 2.0);
+                    () -> MeterReadings.of(gateway.metrics()).decodeErrors(in.reason()) - before.get(in.reason()) == 2.0);
             }
 
             assertEquals(ResponseCode.SUCCESS, idleNamesrv.invoke(routeRequest(topic), SerializeType.JSON).code(),

@@ -15,6 +15,7 @@ import io.rmqgw.it.support.Admin;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ConnectionSampler;
 import io.rmqgw.it.support.ProcSockets;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.RawRemoting;
 import io.rmqgw.it.support.ScenarioProcess;
 import io.rmqgw.it.support.ScenarioResult;
@@ -72,7 +73,7 @@ class BrokerDownThroughGatewayIT {
             List<String> findings = new ArrayList<>();
             String probeOutcome = null;
             Set<String> expected = new HashSet<>();
-            double connectFailuresBefore = gateway.metrics().upstreamFailures(UpstreamFailure.CONNECT_FAILED);
+            double connectFailuresBefore = MeterReadings.of(gateway.metrics()).upstreamFailures(UpstreamFailure.CONNECT_FAILED);
             try {
                 for (ClientVersion version : ClientVersion.values()) {
                     senders.add(ScenarioRunner.scenario(version, "send-until-success")
@@ -154,7 +155,7 @@ class BrokerDownThroughGatewayIT {
                     assertTrue(unexpected.isEmpty(), () -> "client connected to " + unexpected + ": " + r.connections());
                     expected.addAll(r.keys("sent"));
                 }
-                assertTrue(gateway.metrics().upstreamFailures(UpstreamFailure.CONNECT_FAILED) > connectFailuresBefore,
+                assertTrue(MeterReadings.of(gateway.metrics()).upstreamFailures(UpstreamFailure.CONNECT_FAILED) > connectFailuresBefore,
                     "the gateway counted no failed upstream dial");
 
                 // the gateway reached the restarted broker over new upstream connections

@@ -17,6 +17,7 @@ import io.rmqgw.it.support.GatewayClients;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -187,8 +188,9 @@ class CoalescingIT {
     record CoalescingCounts(double coalesced, long batches, double batchedMessages) {
 
         static CoalescingCounts of(GatewayMetrics metrics) {
-            return new CoalescingCounts(metrics.coalesceSendsCount("coalesced"), metrics.coalesceBatchCount(),
-                metrics.coalesceBatchMessagesTotal());
+            MeterReadings readings = MeterReadings.of(metrics);
+            return new CoalescingCounts(readings.coalesceSendsCount("coalesced"), readings.coalesceBatchCount(),
+                readings.coalesceBatchMessagesTotal());
         }
 
         /**
@@ -228,11 +230,11 @@ class CoalescingIT {
 
     @Test
     void aJsonHeaderedClientGetsItsAnswersInItsDialect() throws Exception {
-        double before = gateway.metrics().coalesceSendsCount("coalesced");
+        double before = MeterReadings.of(gateway.metrics()).coalesceSendsCount("coalesced");
         ScenarioResult send = ScenarioRunner.scenario(ClientVersion.V4_9_7, "sync-send")
             .namesrv(gateway.namesrvAddress()).topic(topic497).count(20).keyPrefix("k497")
             .timeout(Duration.ofSeconds(60)).run().assertOk();
-        assertEquals(20, gateway.metrics().coalesceSendsCount("coalesced") - before, 0.0, "taken by the coalescer");
+        assertEquals(20, MeterReadings.of(gateway.metrics()).coalesceSendsCount("coalesced") - before, 0.0, "taken by the coalescer");
         Map<String, MessageExt> received = receive(topic497, 20);
         DefaultMQProducer viewer = producer("view497");
         try {
@@ -260,7 +262,7 @@ class CoalescingIT {
         ExecutorService pool = Executors.newFixedThreadPool(senders);
         TopicConfig config = cluster.brokerController().getTopicConfigManager().getTopicConfigTable().get(refused);
         Map<String, Throwable> failures = new ConcurrentHashMap<>();
-        double refusedBefore = metrics.coalesceBatchesCount("refused");
+        double refusedBefore = MeterReadings.of(metrics).coalesceBatchesCount("refused");
         try {
             for (int p = 0; p < PRODUCERS; p++) {
                 DefaultMQProducer producer = producer("r" + p);
@@ -308,7 +310,7 @@ class CoalescingIT {
             assertTrue(e.getErrorMessage().contains("queueId[3] is illegal"), f.getKey() + ": " + e.getErrorMessage());
             assertTrue(e.getErrorMessage().contains("coalesced batch"), f.getKey() + ": " + e.getErrorMessage());
         }
-        double refusedBatches = metrics.coalesceBatchesCount("refused") - refusedBefore;
+        double refusedBatches = MeterReadings.of(metrics).coalesceBatchesCount("refused") - refusedBefore;
         assertTrue(refusedBatches >= 1 && refusedBatches < senders,
             "refused batches " + refusedBatches + " for " + senders + " sends: several shared a batch");
         Map<String, MessageExt> stored = receive(refused, PRODUCERS);

@@ -11,6 +11,7 @@ import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import java.time.Duration;
 import java.util.HashSet;
@@ -49,11 +50,11 @@ class CutThroughIT {
     @CsvSource({"V4_9_7, 102400", "V5_4_0, 102400", "V4_9_7, 4177920", "V5_4_0, 4177920"})
     void largeMessagesArriveIntactAndStreamThrough(ClientVersion version, int bodySize) throws Exception {
         String topic = cluster.topic("cut_through_" + bodySize);
-        double streamedBefore = gateway.metrics().framesStreamed();
+        double streamedBefore = MeterReadings.of(gateway.metrics()).framesStreamed();
         ScenarioResult sent = run(ScenarioRunner.scenario(version, "sync-send").namesrv(gateway.namesrvAddress())
             .topic(topic).count(COUNT).arg("body-size", bodySize).arg("random-body", true)
             .arg("send-timeout-ms", 15_000).timeout(TIMEOUT));
-        double streamed = gateway.metrics().framesStreamed() - streamedBefore;
+        double streamed = MeterReadings.of(gateway.metrics()).framesStreamed() - streamedBefore;
         assertTrue(streamed >= COUNT - 1, "sends after the first on a connection streamed: " + streamed);
 
         ScenarioResult received = run(ScenarioRunner.scenario(version, "push-consume").namesrv(gateway.namesrvAddress())

@@ -8,6 +8,7 @@ import io.rmqgw.it.fixture.GatewayFixture;
 import io.rmqgw.it.fixture.SharedCluster;
 import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.it.support.Admin;
+import io.rmqgw.metrics.MeterReadings;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -124,10 +125,10 @@ class DrainIT {
             long start = System.nanoTime();
             gateway.gateway().close(DRAIN);
             long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-            double busySends = gateway.metrics().requests(RequestCode.SEND_MESSAGE_V2, ResponseCode.SYSTEM_BUSY)
-                + gateway.metrics().requests(RequestCode.SEND_MESSAGE, ResponseCode.SYSTEM_BUSY);
-            double busyPulls = gateway.metrics().requests(RequestCode.PULL_MESSAGE, ResponseCode.SYSTEM_BUSY)
-                + gateway.metrics().requests(RequestCode.LITE_PULL_MESSAGE, ResponseCode.SYSTEM_BUSY);
+            double busySends = MeterReadings.of(gateway.metrics()).requests(RequestCode.SEND_MESSAGE_V2, ResponseCode.SYSTEM_BUSY)
+                + MeterReadings.of(gateway.metrics()).requests(RequestCode.SEND_MESSAGE, ResponseCode.SYSTEM_BUSY);
+            double busyPulls = MeterReadings.of(gateway.metrics()).requests(RequestCode.PULL_MESSAGE, ResponseCode.SYSTEM_BUSY)
+                + MeterReadings.of(gateway.metrics()).requests(RequestCode.LITE_PULL_MESSAGE, ResponseCode.SYSTEM_BUSY);
             Thread.sleep(1000); // the producers meet the closed gateway
             stop.set(true);
             for (Thread t : threads) {

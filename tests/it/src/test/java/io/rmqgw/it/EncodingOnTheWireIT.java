@@ -14,6 +14,7 @@ import io.rmqgw.it.fixture.SharedCluster;
 import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.it.support.Admin;
 import io.rmqgw.it.support.ClientVersion;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawRemoting;
 import io.rmqgw.it.support.ScenarioProcess;
@@ -338,7 +339,7 @@ class EncodingOnTheWireIT {
         try (BrokerRequestRecorder.Recording rec = cluster.recorder().start()) {
             for (Map.Entry<String, GatewayFixture> e : gateways().entrySet()) {
                 GatewayFixture g = e.getValue();
-                double rejectedBefore = g.metrics().namesRejected("illegal_character");
+                double rejectedBefore = MeterReadings.of(g.metrics()).namesRejected("illegal_character");
                 try (RawRemoting br = RawRemoting.connect(g.brokerPort(cluster.brokerAddress()), Duration.ofSeconds(10))) {
                     RemotingCommand bad = sendV2(badTopic, "bad-" + e.getKey());
                     RawRemoting.Answer a = br.invoke(bad, SerializeType.JSON);
@@ -347,7 +348,7 @@ class EncodingOnTheWireIT {
                     assertTrue(a.remark() != null && a.remark().contains(badTopic)
                         && a.remark().contains("illegal characters"), a::toString);
                     assertEquals(SerializeType.JSON, a.wireEncoding(), "answered in the client's encoding");
-                    assertEquals(rejectedBefore + 1, g.metrics().namesRejected("illegal_character"), 0.0);
+                    assertEquals(rejectedBefore + 1, MeterReadings.of(g.metrics()).namesRejected("illegal_character"), 0.0);
                     // the same connection still works, and the hook sees what does reach the broker
                     RemotingCommand good = sendV2(goodTopic, "good-" + e.getKey());
                     RawRemoting.Answer ok = br.invoke(good, SerializeType.JSON);

@@ -18,6 +18,7 @@ import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.GatewayClients;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -132,7 +133,7 @@ class FanoutIT {
             assertEquals(gatewayStoreHost, org.apache.rocketmq.common.message.MessageDecoder.decodeMessageId(id)
                 .getAddress().toString().replaceFirst("^.*/", ""));
         }
-        assertTrue(gateway.metrics().fanoutRequests("success") >= 1, "counted");
+        assertTrue(MeterReadings.of(gateway.metrics()).fanoutRequests("success") >= 1, "counted");
     }
 
     @Test
@@ -218,7 +219,7 @@ class FanoutIT {
     /** With a 5.4.0 lite pull consumer, whose LITE_PULL_MESSAGE the gateway leaves as it is for the 5.4.0 broker. */
     private static Map<String, MessageExt> receive(String topic, int expected) throws Exception {
         Map<String, MessageExt> received = GatewayClients.receive(cluster, gateway, topic, expected, RECEIVE_TIMEOUT);
-        assertEquals(0.0, gateway.metrics().litePullsTranslated(), "no 361 translated for a 5.4.0 broker");
+        assertEquals(0.0, MeterReadings.of(gateway.metrics()).litePullsTranslated(), "no 361 translated for a 5.4.0 broker");
         return received;
     }
 

@@ -21,6 +21,7 @@ import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioProcess;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Await;
 import io.rmqgw.testing.Closer;
 import java.nio.charset.StandardCharsets;
@@ -87,7 +88,7 @@ class GoClientIT {
         ScenarioResult sync;
         ScenarioResult batch;
         ScenarioResult consume;
-        double upgradedBefore = gateway.metrics().headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ);
+        double upgradedBefore = MeterReadings.of(gateway.metrics()).headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ);
         try (BrokerRequestRecorder.Recording rec = cluster.recorder().start()) {
             sync = go("sync-send", topic).count(8).keyPrefix("gosync").timeout(SEND_TIMEOUT).run().assertOk();
             batch = go("batch-send", topic).count(6).keyPrefix("gobatch").timeout(SEND_TIMEOUT).run().assertOk();
@@ -109,7 +110,7 @@ class GoClientIT {
                 .filter(a -> !upstream.contains(a)).collect(Collectors.toCollection(TreeSet::new));
             assertTrue(strangers.isEmpty(), () -> "Go requests from outside the gateway: " + strangers);
         }
-        assertTrue(gateway.metrics().headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ) > upgradedBefore,
+        assertTrue(MeterReadings.of(gateway.metrics()).headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ) > upgradedBefore,
             "the Go client sends JSON headers; the gateway counted their conversion");
         for (ScenarioResult r : List.of(sync, batch, consume)) {
             assertTrue(gateway.clientPorts().containsAll(r.remotePorts()),

@@ -16,6 +16,7 @@ import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ProcSockets;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
+import io.rmqgw.metrics.MeterReadings;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -137,14 +138,14 @@ class LegacyAclIT {
     @EnumSource(ClientVersion.class)
     void signedJsonClientsProduceAndConsumeThroughTheBinaryUpgrade(ClientVersion version) throws Exception {
         String topic = TOPICS.get(version);
-        double before = gateway.metrics().headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ);
+        double before = MeterReadings.of(gateway.metrics()).headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ);
         ScenarioResult sent = signed(version, "sync-send", gateway.namesrvAddress(), topic, WRITER, WRITER_SECRET)
             .count(20).run().assertOk();
         ScenarioResult received = signed(version, "push-consume", gateway.namesrvAddress(), topic, WRITER,
             WRITER_SECRET).count(20).run().assertOk();
         assertEquals(20, sent.keys("sent").size());
         assertEquals(new HashSet<>(sent.keys("sent")), new HashSet<>(received.keys("received")), received::describe);
-        assertTrue(gateway.metrics().headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ) > before,
+        assertTrue(MeterReadings.of(gateway.metrics()).headerConversions(SerializeType.JSON, SerializeType.ROCKETMQ) > before,
             "the signed JSON headers really were re-encoded as ROCKETMQ binary");
     }
 
@@ -186,7 +187,7 @@ class LegacyAclIT {
         assertEquals(SendStatus.SEND_OK, result.getSendStatus(), result::toString);
         assertEquals(Set.of("ok-0", "ok-2"), writerReceive(FAN_A, 2));
         assertEquals(Set.of("ok-1", "ok-2"), writerReceive(FAN_B, 2));
-        assertTrue(gateway.metrics().fanoutRequests("success") >= 1, "counted");
+        assertTrue(MeterReadings.of(gateway.metrics()).fanoutRequests("success") >= 1, "counted");
     }
 
     @Test

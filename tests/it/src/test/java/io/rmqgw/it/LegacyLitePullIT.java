@@ -8,6 +8,7 @@ import io.rmqgw.it.fixture.ForkedBroker;
 import io.rmqgw.it.fixture.GatewayFixture;
 import io.rmqgw.it.fixture.LegacyClusterFixture;
 import io.rmqgw.it.support.GatewayClients;
+import io.rmqgw.metrics.MeterReadings;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -216,7 +217,7 @@ class LegacyLitePullIT {
     private static void pollsEverythingAndCommits(String topic, String hint, Setup beforeStart, Setup afterStart)
         throws Exception {
         Map<Integer, List<String>> sent = send(topic, MESSAGES);
-        double before = gateway.metrics().litePullsTranslated();
+        double before = MeterReadings.of(gateway.metrics()).litePullsTranslated();
         String group = group(hint);
         DefaultLitePullConsumer consumer = consumer(group, gateway.namesrvAddress());
         beforeStart.apply(consumer);
@@ -229,7 +230,7 @@ class LegacyLitePullIT {
         } finally {
             consumer.shutdown();
         }
-        double translated = gateway.metrics().litePullsTranslated() - before;
+        double translated = MeterReadings.of(gateway.metrics()).litePullsTranslated() - before;
         assertTrue(translated >= 4, "each of the 4 queues pulled at least once as PULL_MESSAGE: " + translated);
     }
 
@@ -268,7 +269,7 @@ class LegacyLitePullIT {
     @ParameterizedTest
     @EnumSource(value = SerializeType.class)
     void aLitePullBeforeTheBrokersVersionIsKnownIsSentAgainAsPull(SerializeType encoding) throws Exception {
-        double before = gateway.metrics().litePullsTranslated();
+        double before = MeterReadings.of(gateway.metrics()).litePullsTranslated();
         NettyRemotingClient raw = rawClient();
         try {
             // stored once sent; the consume queue a pull reads follows a moment later
@@ -286,7 +287,7 @@ class LegacyLitePullIT {
         } finally {
             raw.shutdown();
         }
-        assertEquals(1, gateway.metrics().litePullsTranslated() - before, 0.0);
+        assertEquals(1, MeterReadings.of(gateway.metrics()).litePullsTranslated() - before, 0.0);
     }
 
     /** GET_MAX_OFFSET of queue 0 straight to the 4.9.7 broker. */

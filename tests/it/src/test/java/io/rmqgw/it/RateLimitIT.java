@@ -17,6 +17,7 @@ import io.rmqgw.it.support.Admin;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.RawRemoting;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -103,7 +104,7 @@ class RateLimitIT {
                 assertEquals("[RATE_LIMITED] sends to topic " + topic + " exceed the gateway's limit of 1 per second"
                     + " (burst 2); retry later", error.path("brokerRemark").asText());
             }
-            assertEquals(refused.size(), gateway.metrics().rateLimitedSends("topic"));
+            assertEquals(refused.size(), MeterReadings.of(gateway.metrics()).rateLimitedSends("topic"));
             assertEquals(sent, reachedBroker.get(), "refused sends never reached the broker");
 
             // other topics are not limited
@@ -114,7 +115,7 @@ class RateLimitIT {
                 new RateLimitConfig(List.of(new TopicLimit(topic, 10_000, 10_000)), null));
             assertTrue(gateway.gateway().reload(raised).applied().contains("rate-limits"));
             send(ClientVersion.V4_9_7, gateway, topic, "raised").assertOk();
-            assertEquals(refused.size(), gateway.metrics().rateLimitedSends("topic"), "nothing more refused");
+            assertEquals(refused.size(), MeterReadings.of(gateway.metrics()).rateLimitedSends("topic"), "nothing more refused");
 
             // and a reload to a per-client limit refuses a client's excess, whatever the topic
             gateway.gateway().reload(raised.withRateLimits(
@@ -127,7 +128,7 @@ class RateLimitIT {
                 assertTrue(error.path("brokerRemark").asText().contains("exceed the gateway's limit of 1 per second"
                     + " (burst 2)"), error::toString);
             }
-            assertEquals(clientRefusals.size(), gateway.metrics().rateLimitedSends("client"));
+            assertEquals(clientRefusals.size(), MeterReadings.of(gateway.metrics()).rateLimitedSends("client"));
         }
     }
 
@@ -172,7 +173,7 @@ class RateLimitIT {
                     assertEquals("[RATE_LIMITED] pulls of topic " + topic + " exceed the gateway's limit of 1 per second"
                         + " (burst 2); retry later", remark);
                 }
-                assertEquals(busy, gateway.metrics().rateLimitedSends("topic_pull"));
+                assertEquals(busy, MeterReadings.of(gateway.metrics()).rateLimitedSends("topic_pull"));
                 assertEquals(found, pullsAtBroker.get(), "refused pulls never reached the broker");
 
                 // a reload to a per-client request limit: any request past it, here GET_MAX_OFFSET, is refused
@@ -196,11 +197,11 @@ class RateLimitIT {
                     }
                 }
                 System.err.println("[it] request limit 1/s burst 3: " + answered + " answered, refused " + refusedCodes
-                    + "; counted " + gateway.metrics().rateLimitedSends("client_request"));
+                    + "; counted " + MeterReadings.of(gateway.metrics()).rateLimitedSends("client_request"));
                 assertTrue(answered.get() >= 1 && !refusedCodes.isEmpty(), () -> answered + " answered, " + refusedCodes);
                 assertTrue(refusedCodes.stream().allMatch(c -> c == ResponseCode.SYSTEM_BUSY), refusedCodes::toString);
                 // the client's own background requests (offsets, heartbeats are exempt) may be refused too
-                assertTrue(gateway.metrics().rateLimitedSends("client_request") >= refusedCodes.size());
+                assertTrue(MeterReadings.of(gateway.metrics()).rateLimitedSends("client_request") >= refusedCodes.size());
             } finally {
                 shared.recorder().removeBrokerHook(pullsOfTopic);
                 consumer.shutdown();
@@ -334,22 +335,22 @@ class RateLimitIT {
                 unidentified.assertWithin(300, 300);
                 assertTrue(unidentified.remarks().contains("[RATE_LIMITED] sends of client unidentified@127.0.0.1 exceed"
                     + " the gateway's limit of 300 per second (burst 300); retry later"), unidentified::describe);
-                assertEquals(unidentified.busy(), gateway.metrics().rateLimitedSends("client"));
+                assertEquals(unidentified.busy(), MeterReadings.of(gateway.metrics()).rateLimitedSends("client"));
 
                 // an address limit, and connections that each claim another client's id: the claims get each its
                 // own 300/s client bucket, the address holds them all to 200/s
                 assertTrue(gateway.gateway().reload(gateway.gateway().config().withRateLimits(new RateLimitConfig(
                     null, perClient.perClient(), List.of(new AddressLimit(RateLimitConfig.ANY, 200, 200, null, null)),
                     null))).applied().contains("rate-limits"));
-                double clientRefusals = gateway.metrics().rateLimitedSends("client");
+                double clientRefusals = MeterReadings.of(gateway.metrics()).rateLimitedSends("client");
                 Tally claimed = push(port, topic, i -> "10.9.9." + i + "@victim");
                 System.err.println("[it] 20 connections claiming other clients' ids, address limit 200/s: "
                     + claimed.describe());
                 claimed.assertWithin(200, 200);
                 assertEquals(List.of("[RATE_LIMITED] sends from address 127.0.0.1 exceed the gateway's limit of 200 per"
                     + " second (burst 200); retry later"), claimed.remarks(), claimed::describe);
-                assertEquals(claimed.busy(), gateway.metrics().rateLimitedSends("address"));
-                assertEquals(clientRefusals, gateway.metrics().rateLimitedSends("client"), "no claimed id ran dry");
+                assertEquals(claimed.busy(), MeterReadings.of(gateway.metrics()).rateLimitedSends("address"));
+                assertEquals(clientRefusals, MeterReadings.of(gateway.metrics()).rateLimitedSends("client"), "no claimed id ran dry");
                 assertEquals(unidentified.accepted() + claimed.accepted(), reachedBroker.get(),
                     "refused sends never reached the broker");
             } finally {

@@ -12,6 +12,7 @@ import io.rmqgw.it.fixture.SharedClusterExtension;
 import io.rmqgw.it.support.Admin;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
+import io.rmqgw.metrics.MeterReadings;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -123,15 +124,15 @@ class SlowReaderIT {
                 long largest = 0;
                 long heapPeak = 0;
                 long deadline = start + TimeUnit.SECONDS.toNanos(60);
-                while (metrics.connectionsClosed(GatewayMetrics.BROKER, CloseReason.WRITE_BACKLOG) == 0
+                while (MeterReadings.of(metrics).connectionsClosed(GatewayMetrics.BROKER, CloseReason.WRITE_BACKLOG) == 0
                     && System.nanoTime() < deadline) {
                     largest = Math.max(largest, (long) gauge(metrics, "rmqgw.downstream.queued.max.bytes"));
                     heapPeak = Math.max(heapPeak, rt.totalMemory() - rt.freeMemory());
                     Thread.sleep(20);
                 }
                 long closedAfterMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-                double closed = metrics.connectionsClosed(GatewayMetrics.BROKER, CloseReason.WRITE_BACKLOG);
-                double busyPulls = metrics.requests(RequestCode.PULL_MESSAGE, 2);
+                double closed = MeterReadings.of(metrics).connectionsClosed(GatewayMetrics.BROKER, CloseReason.WRITE_BACKLOG);
+                double busyPulls = MeterReadings.of(metrics).requests(RequestCode.PULL_MESSAGE, 2);
                 long read = readUntilClosed(silent);
                 stop.set(true);
                 sender.join(30_000);

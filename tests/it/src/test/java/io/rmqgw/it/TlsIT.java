@@ -15,6 +15,7 @@ import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
+import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.TestCerts;
 import io.rmqgw.testing.TestCerts.Cert;
@@ -98,18 +99,18 @@ class TlsIT {
         HashSet<String> sent = new HashSet<>(secure.keys("sent"));
         sent.addAll(plain.keys("sent"));
         assertEquals(sent, new HashSet<>(received.keys("received")));
-        assertEquals(0, permissive.metrics().connectionsClosed(GatewayMetrics.NAMESRV, CloseReason.TLS_REQUIRED));
+        assertEquals(0, MeterReadings.of(permissive.metrics()).connectionsClosed(GatewayMetrics.NAMESRV, CloseReason.TLS_REQUIRED));
     }
 
     @Test
     void aPlainClientIsRefusedByAnEnforcingGatewayWithACountedReason() throws Exception {
-        double before = enforcing.metrics().connectionsClosed(GatewayMetrics.NAMESRV, CloseReason.TLS_REQUIRED);
+        double before = MeterReadings.of(enforcing.metrics()).connectionsClosed(GatewayMetrics.NAMESRV, CloseReason.TLS_REQUIRED);
         ScenarioResult r = ScenarioRunner.scenario(ClientVersion.V5_4_0, "sync-send")
             .namesrv(enforcing.namesrvAddress()).topic(shared.topic("tls_plain")).count(1).arg("retries", 0)
             .arg("send-timeout-ms", 3000).timeout(Duration.ofSeconds(30)).run();
         assertFalse(r.ok(), r::describe);
         assertTrue(r.lines("sent").isEmpty(), r::describe);
-        assertTrue(enforcing.metrics().connectionsClosed(GatewayMetrics.NAMESRV, CloseReason.TLS_REQUIRED) > before,
+        assertTrue(MeterReadings.of(enforcing.metrics()).connectionsClosed(GatewayMetrics.NAMESRV, CloseReason.TLS_REQUIRED) > before,
             "counted as tls_required");
     }
 
@@ -125,7 +126,7 @@ class TlsIT {
             assertEquals(Cert.A.commonName(), TestCerts.presentedCommonName(gateway.listenPort()));
             TestCerts.write(Cert.B, renewCert, renewKey);
             long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (gateway.metrics().tlsReloads("applied") < 1 && System.nanoTime() < deadline) {
+            while (MeterReadings.of(gateway.metrics()).tlsReloads("applied") < 1 && System.nanoTime() < deadline) {
                 Thread.sleep(50);
             }
             assertEquals(Cert.B.commonName(), TestCerts.presentedCommonName(gateway.listenPort()));
