@@ -9,28 +9,35 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.lang.EvaluationResult;
+import io.rmqgw.archfixture.core.Core;
 import io.rmqgw.archfixture.cycle.a.A;
 import io.rmqgw.archfixture.cycle.b.B;
 import io.rmqgw.archfixture.fanout.Feature;
-import io.rmqgw.archfixture.relay.Core;
+import io.rmqgw.archfixture.send.Family;
 import io.rmqgw.archfixture.vq.OtherFeature;
-import io.rmqgw.gateway.broker.SendHandler;
-import io.rmqgw.gateway.coalesce.Coalescing;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * The dependency rules of the main code (codec, routing, metrics and the gateway), checked on its compiled classes:
  * no package cycle anywhere; the codec knows nothing of the gateway, routes or metrics; routing knows no channels;
- * in the gateway, the transport and the core (net, relay) and the pool (upstream) name no request family, feature
- * or the assembly; features name neither the assembly nor each other; only the assembly (the root package and
- * runtime) names everything. Each rule is shown failing on a deliberate violation among test fixtures.
+ * in the gateway, one direction: the transport and the core ({@code net}, {@code core}) and the pool ({@code pool})
+ * name no request family, filter, feature or the assembly; the request families ({@code route}, {@code send},
+ * {@code pull}, {@code registration}, {@code brokerrequests}) name no filter or feature; the filters name no family
+ * or feature; a feature names no other feature; only the assembly (the root package and {@code runtime}) names
+ * everything. Each rule is shown failing on a deliberate violation among test fixtures.
  */
 class LayersTest {
 
-    /** The packages of features: each stands on the core and the request families, none on another. */
-    static final List<String> FEATURES = List.of("fanout", "coalesce", "vq", "adminpolicy", "limits");
+    /** The request families: where a request code is handled, by package name. */
+    static final List<String> FAMILIES = List.of("route", "send", "pull", "registration", "brokerrequests");
+    /** The features: each plugs into the core through its Feature, none names another. */
+    static final List<String> FEATURES = List.of("fanout", "coalesce", "vq", "adminpolicy");
+    /** The assembly: it alone names the features. */
+    static final List<String> ASSEMBLY = List.of("runtime");
 
     private static JavaClasses main;
 
@@ -44,33 +51,40 @@ class LayersTest {
         return slices().matching(root + ".(**)").should().beFreeOfCycles();
     }
 
-    /** The transport, the core and the pool: they name no family, feature, or the assembly. */
-    static ArchRule coreNamesNoFeature(String root) {
-        String[] above = above(root, "broker", "namesrv", "admin", "runtime", "discovery");
-        return noClasses().that().resideInAnyPackage(root + ".net..", root + ".relay..", root + ".upstream..")
-            .should().dependOnClassesThat().resideInAnyPackage(above)
+    /** The transport, the core and the pool: they name no family, filter, feature, or the assembly. */
+    static ArchRule coreNamesNothingAbove(String root) {
+        return noClasses().that().resideInAnyPackage(packages(root, List.of("net", "core", "pool")))
+            .should().dependOnClassesThat().resideInAnyPackage(packages(root, FAMILIES, List.of("filters"), FEATURES,
+                ASSEMBLY, List.of("broker", "namesrv", "admin", "discovery")))
+            .orShould().dependOnClassesThat().resideInAPackage(root);
+    }
+
+    /** The request families name no filter, feature or the assembly. */
+    static ArchRule familiesNameNoFeature(String root) {
+        return noClasses().that().resideInAnyPackage(packages(root, FAMILIES))
+            .should().dependOnClassesThat().resideInAnyPackage(packages(root, List.of("filters"), FEATURES, ASSEMBLY))
+            .orShould().dependOnClassesThat().resideInAPackage(root);
+    }
+
+    /** The filters name no family, feature or the assembly. */
+    static ArchRule filtersNameNoFamily(String root) {
+        return noClasses().that().resideInAnyPackage(packages(root, List.of("filters")))
+            .should().dependOnClassesThat().resideInAnyPackage(packages(root, FAMILIES, FEATURES, ASSEMBLY))
             .orShould().dependOnClassesThat().resideInAPackage(root);
     }
 
     /** A feature names no other feature and not the assembly. */
     static ArchRule featuresStandAlone(String root, String feature) {
-        String[] others = FEATURES.stream().filter(f -> !f.equals(feature)).map(f -> root + "." + f + "..")
-            .toArray(String[]::new);
         return noClasses().that().resideInAPackage(root + "." + feature + "..")
-            .should().dependOnClassesThat().resideInAnyPackage(others)
-            .orShould().dependOnClassesThat().resideInAnyPackage(root, root + ".runtime..");
+            .should().dependOnClassesThat().resideInAnyPackage(
+                packages(root, FEATURES.stream().filter(f -> !f.equals(feature)).toList(), ASSEMBLY))
+            .orShould().dependOnClassesThat().resideInAPackage(root);
     }
 
-    private static String[] above(String root, String... families) {
-        List<String> packages = new java.util.ArrayList<>();
-        for (String f : families) {
-            packages.add(root + "." + f + "..");
-        }
-        for (String f : FEATURES) {
-            if (!"limits".equals(f)) { // rate limits are a check the core makes on every request (RelaySession)
-                packages.add(root + "." + f + "..");
-            }
-        }
+    @SafeVarargs
+    private static String[] packages(String root, List<String>... groups) {
+        List<String> packages = new ArrayList<>();
+        Stream.of(groups).flatMap(List::stream).forEach(p -> packages.add(root + "." + p + ".."));
         return packages.toArray(String[]::new);
     }
 
@@ -102,40 +116,40 @@ class LayersTest {
     }
 
     @Test
-    void theCoreNamesNoFeature() {
-        coreNamesNoFeature("io.rmqgw.gateway").check(main);
+    void theCoreNamesNothingAboveIt() {
+        coreNamesNothingAbove("io.rmqgw.gateway").check(main);
     }
 
-    /**
-     * Features stand alone. One edge is left, named here so that no other joins it: the broker family's send handler
-     * hands sends to coalescing (the seam a feature contract replaces, issue 28).
-     */
+    @Test
+    void theRequestFamiliesNameNoFeature() {
+        familiesNameNoFeature("io.rmqgw.gateway").check(main);
+    }
+
+    @Test
+    void theFiltersNameNoFamilyOrFeature() {
+        filtersNameNoFamily("io.rmqgw.gateway").check(main);
+    }
+
     @Test
     void featuresNameNeitherEachOtherNorTheAssembly() {
         for (String feature : FEATURES) {
             featuresStandAlone("io.rmqgw.gateway", feature).check(main);
         }
-        noClasses().that().resideInAnyPackage("io.rmqgw.gateway.broker..", "io.rmqgw.gateway.namesrv..")
-            .should().dependOnClassesThat().resideInAnyPackage("io.rmqgw.gateway.fanout..", "io.rmqgw.gateway.vq..",
-                "io.rmqgw.gateway.adminpolicy..")
-            .orShould().dependOnClassesThat().resideInAPackage("io.rmqgw.gateway")
-            .check(main);
-        noClasses().that().resideInAnyPackage("io.rmqgw.gateway.broker..", "io.rmqgw.gateway.namesrv..")
-            .and().doNotHaveFullyQualifiedName(SendHandler.class.getName())
-            .should().dependOnClassesThat().resideInAPackage(Coalescing.class.getPackageName() + "..")
-            .check(main);
     }
 
     @Test
     void eachRuleFailsOnADeliberateViolation() {
         JavaClasses fixtures = new ClassFileImporter().importClasses(A.class, B.class, Core.class, Feature.class,
-            OtherFeature.class);
+            OtherFeature.class, Family.class);
         EvaluationResult cycle = noPackageCycles("io.rmqgw.archfixture.cycle").evaluate(fixtures);
         assertTrue(cycle.hasViolation() && cycle.getFailureReport().toString().contains("Cycle"),
             () -> "the cycle a -> b -> a is found: " + cycle.getFailureReport());
-        EvaluationResult core = coreNamesNoFeature("io.rmqgw.archfixture").evaluate(fixtures);
+        EvaluationResult core = coreNamesNothingAbove("io.rmqgw.archfixture").evaluate(fixtures);
         assertTrue(core.hasViolation() && core.getFailureReport().toString().contains(Core.class.getName()),
             () -> "the core naming a feature is found: " + core.getFailureReport());
+        EvaluationResult family = familiesNameNoFeature("io.rmqgw.archfixture").evaluate(fixtures);
+        assertTrue(family.hasViolation() && family.getFailureReport().toString().contains(Family.class.getName()),
+            () -> "a family naming a feature is found: " + family.getFailureReport());
         EvaluationResult feature = featuresStandAlone("io.rmqgw.archfixture", "fanout").evaluate(fixtures);
         assertTrue(feature.hasViolation() && feature.getFailureReport().toString().contains(Feature.class.getName()),
             () -> "a feature naming another is found: " + feature.getFailureReport());

@@ -56,7 +56,7 @@ class LeakCheckExtensionTest {
         assertTrue(LeakCheckExtension.rocketmqEncoderBuffer(LeakCheckExtension.describe("ByteBuf", "\n#1:\n\t"
             + "org.apache.rocketmq.store.MessageExtEncoder$PutMessageThreadLocal.<init>(MessageExtEncoder.java:406)")));
         assertFalse(LeakCheckExtension.rocketmqEncoderBuffer(LeakCheckExtension.describe("ByteBuf", "\n#1:\n\t"
-            + "io.rmqgw.gateway.relay.RelaySession.forward(RelaySession.java:1)")));
+            + "io.rmqgw.gateway.core.RelaySession.forward(RelaySession.java:1)")));
     }
 
     @Test

@@ -2,9 +2,9 @@ package io.rmqgw.gateway.adminpolicy;
 
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.gateway.config.AdminRequestsConfig;
-import io.rmqgw.gateway.relay.LogRateLimiter;
-import io.rmqgw.gateway.relay.Exchange;
-import io.rmqgw.gateway.relay.RequestFilter;
+import io.rmqgw.gateway.core.LogRateLimiter;
+import io.rmqgw.gateway.core.Exchange;
+import io.rmqgw.gateway.core.RequestFilter;
 import io.rmqgw.metrics.GatewayMetrics;
 import java.time.Duration;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;

@@ -1,8 +1,8 @@
 package io.rmqgw.gateway.broker;
 
-import io.rmqgw.gateway.relay.HandlerTable;
-import io.rmqgw.gateway.relay.RelayContext;
-import io.rmqgw.gateway.relay.UpstreamRole;
+import io.rmqgw.gateway.core.HandlerTable;
+import io.rmqgw.gateway.core.RelayContext;
+import io.rmqgw.gateway.core.UpstreamRole;
 import io.rmqgw.metrics.GatewayMetrics;
 import java.util.List;
 

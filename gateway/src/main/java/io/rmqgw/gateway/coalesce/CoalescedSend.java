@@ -1,7 +1,7 @@
 package io.rmqgw.gateway.coalesce;
 
 import io.netty.buffer.ByteBuf;
-import io.rmqgw.gateway.relay.Exchange;
+import io.rmqgw.gateway.core.Exchange;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**

@@ -3,8 +3,8 @@ package io.rmqgw.gateway.fanout;
 import io.netty.buffer.ByteBuf;
 import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.RemotingFrame;
-import io.rmqgw.gateway.relay.Exchange;
-import io.rmqgw.gateway.relay.RequestHandler;
+import io.rmqgw.gateway.core.Exchange;
+import io.rmqgw.gateway.core.RequestHandler;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 
 /**

@@ -13,7 +13,7 @@ import io.rmqgw.codec.message.MessageIds;
 import io.rmqgw.codec.name.NameCheck;
 import io.rmqgw.codec.name.NameValidator;
 import io.rmqgw.gateway.config.FanoutConfig;
-import io.rmqgw.gateway.relay.Exchange;
+import io.rmqgw.gateway.core.Exchange;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.ClusterView;
 import io.rmqgw.routing.ClusterView.QueueRef;

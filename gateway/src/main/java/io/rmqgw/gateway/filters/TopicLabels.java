@@ -1,7 +1,7 @@
 package io.rmqgw.gateway.filters;
 
 import io.rmqgw.codec.header.CommandHeader;
-import io.rmqgw.gateway.relay.RequestFilter;
+import io.rmqgw.gateway.core.RequestFilter;
 import java.util.function.Function;
 
 /**

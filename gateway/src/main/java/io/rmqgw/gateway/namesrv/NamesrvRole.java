@@ -1,9 +1,9 @@
 package io.rmqgw.gateway.namesrv;
 
 import io.rmqgw.gateway.admin.Readiness;
-import io.rmqgw.gateway.relay.HandlerTable;
-import io.rmqgw.gateway.relay.RelayContext;
-import io.rmqgw.gateway.relay.UpstreamRole;
+import io.rmqgw.gateway.core.HandlerTable;
+import io.rmqgw.gateway.core.RelayContext;
+import io.rmqgw.gateway.core.UpstreamRole;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.NamesrvAddresses;
 import java.util.ArrayList;

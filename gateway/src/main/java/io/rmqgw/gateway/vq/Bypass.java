@@ -3,7 +3,7 @@ package io.rmqgw.gateway.vq;
 import io.micrometer.core.instrument.Counter;
 import io.netty.channel.Channel;
 import io.netty.util.AttributeKey;
-import io.rmqgw.gateway.relay.Exchange;
+import io.rmqgw.gateway.core.Exchange;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.ClusterView;
 import java.util.Map;

@@ -9,7 +9,7 @@ import io.netty.buffer.Unpooled;
 import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.HeaderCodec;
 import io.rmqgw.codec.frame.RemotingHeader;
-import io.rmqgw.gateway.relay.Exchange;
+import io.rmqgw.gateway.core.Exchange;
 import io.rmqgw.routing.ClusterView;
 import java.io.IOException;
 import java.util.ArrayList;

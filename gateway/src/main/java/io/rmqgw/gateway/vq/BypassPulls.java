@@ -7,7 +7,7 @@ import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.frame.RemotingHeader;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.codec.message.StoredRecords;
-import io.rmqgw.gateway.relay.Exchange;
+import io.rmqgw.gateway.core.Exchange;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;

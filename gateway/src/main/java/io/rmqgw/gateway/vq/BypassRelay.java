@@ -5,7 +5,7 @@ import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.HeaderCodec;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.frame.RemotingHeader;
-import io.rmqgw.gateway.relay.Exchange;
+import io.rmqgw.gateway.core.Exchange;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;

@@ -2,7 +2,7 @@ package io.rmqgw.gateway.vq;
 
 import io.netty.buffer.ByteBuf;
 import io.rmqgw.codec.message.StoredRecords;
-import io.rmqgw.gateway.relay.Exchange;
+import io.rmqgw.gateway.core.Exchange;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -4,7 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.rmqgw.codec.header.PullResponseEncoder;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.codec.message.StoredRecords;
-import io.rmqgw.gateway.relay.Exchange;
+import io.rmqgw.gateway.core.Exchange;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.concurrent.TimeUnit;

@@ -4,8 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.netty.buffer.ByteBuf;
 import io.rmqgw.codec.frame.HeaderCodec;
 import io.rmqgw.codec.frame.RemotingFrame;
-import io.rmqgw.gateway.relay.Exchange;
-import io.rmqgw.gateway.relay.RequestHandler;
+import io.rmqgw.gateway.core.Exchange;
+import io.rmqgw.gateway.core.RequestHandler;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 
 /**

@@ -1,6 +1,6 @@
 package io.rmqgw.gateway.vq;
 
-import io.rmqgw.gateway.relay.RequestHandler;
+import io.rmqgw.gateway.core.RequestHandler;
 
 /**
  * The virtual broker's request handlers, one per request family (or code where the answers differ), for the

@@ -6,7 +6,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufInputStream;
 import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.RemotingHeader;
-import io.rmqgw.gateway.relay.Exchange;
+import io.rmqgw.gateway.core.Exchange;
 import java.io.IOException;
 import java.util.Map;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;

@@ -5,7 +5,7 @@ import io.netty.channel.Channel;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.rmqgw.gateway.config.VirtualQueueConfig;
-import io.rmqgw.gateway.relay.Exchange;
+import io.rmqgw.gateway.core.Exchange;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;

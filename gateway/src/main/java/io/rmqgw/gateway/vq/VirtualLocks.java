@@ -3,7 +3,7 @@ package io.rmqgw.gateway.vq;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.rmqgw.codec.frame.RemotingFrame;
-import io.rmqgw.gateway.relay.Exchange;
+import io.rmqgw.gateway.core.Exchange;
 import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
 
 /**

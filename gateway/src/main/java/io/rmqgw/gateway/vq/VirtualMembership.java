@@ -2,7 +2,7 @@ package io.rmqgw.gateway.vq;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.rmqgw.codec.frame.RemotingFrame;
-import io.rmqgw.gateway.relay.Exchange;
+import io.rmqgw.gateway.core.Exchange;
 import java.util.LinkedHashSet;
 import java.util.Set;
 

@@ -1,8 +1,8 @@
 package io.rmqgw.gateway.vq;
 
 import io.netty.channel.Channel;
-import io.rmqgw.gateway.relay.Exchange;
-import io.rmqgw.gateway.relay.RequestHandler;
+import io.rmqgw.gateway.core.Exchange;
+import io.rmqgw.gateway.core.RequestHandler;
 import java.util.Map;
 import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;

@@ -1,6 +1,6 @@
 package io.rmqgw.gateway.vq;
 
-import io.rmqgw.gateway.relay.Exchange;
+import io.rmqgw.gateway.core.Exchange;
 
 /**
  * PULL_MESSAGE, and a 5.x lite pull consumer's LITE_PULL_MESSAGE (the same header, leases and answer): a served

@@ -1,7 +1,7 @@
 package io.rmqgw.gateway.vq;
 
 import io.netty.channel.Channel;
-import io.rmqgw.gateway.relay.Exchange;
+import io.rmqgw.gateway.core.Exchange;
 import java.util.Map;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.rmqgw.gateway.config.UpstreamAclConfig;
-import io.rmqgw.gateway.relay.RequestSigner;
+import io.rmqgw.gateway.core.RequestSigner;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;

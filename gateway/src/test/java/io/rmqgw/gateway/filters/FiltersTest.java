@@ -15,7 +15,7 @@ import io.rmqgw.gateway.config.ResponseEncoding;
 import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.edge.NameGuard;
 import io.rmqgw.gateway.limits.RateLimits;
-import io.rmqgw.gateway.relay.RequestFilter;
+import io.rmqgw.gateway.core.RequestFilter;
 import io.rmqgw.gateway.testing.FakeExchange;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.testing.LeakCheckExtension;

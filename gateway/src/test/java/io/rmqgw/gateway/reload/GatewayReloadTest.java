@@ -242,7 +242,7 @@ class GatewayReloadTest {
             loop).get(5, java.util.concurrent.TimeUnit.SECONDS).release();
         Wire.Frame after = broker.awaitFrame(f -> "after".equals(f.ext().get("n")), RawClient.WAIT).frame();
         assertEquals("gw-user", after.ext().get("AccessKey"));
-        assertEquals(new io.rmqgw.gateway.relay.RequestSigner(new io.rmqgw.gateway.config.UpstreamAclConfig(
+        assertEquals(new io.rmqgw.gateway.core.RequestSigner(new io.rmqgw.gateway.config.UpstreamAclConfig(
             "gw-user", "gw-secret")).sign(Map.of("n", "after"), null), after.ext(), "signed with the new credentials");
     }
 

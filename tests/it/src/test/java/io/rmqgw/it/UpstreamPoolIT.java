@@ -9,7 +9,7 @@ import io.netty.util.concurrent.Future;
 import io.rmqgw.codec.frame.HeaderCodec;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.gateway.config.HeaderEncoding;
-import io.rmqgw.gateway.upstream.UpstreamConnection;
+import io.rmqgw.gateway.pool.UpstreamConnection;
 import io.rmqgw.it.fixture.BrokerRequestRecorder;
 import io.rmqgw.it.fixture.BrokerRequestRecorder.RecordedRequest;
 import io.rmqgw.it.fixture.GatewayFixture;

@@ -1,8 +1,0 @@
-package io.rmqgw.archfixture.relay;
-
-import io.rmqgw.archfixture.fanout.Feature;
-
-/** A deliberate violation for LayersTest: the core naming a feature. */
-public final class Core {
-    public Feature feature;
-}
