@@ -7,12 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.clients.ClientRegistry;
+import io.rmqgw.gateway.core.HandlerTable;
+import io.rmqgw.gateway.core.RequestHandler;
+import io.rmqgw.gateway.core.Role;
+import io.rmqgw.gateway.core.UpstreamRequestHandler;
 import io.rmqgw.gateway.limits.RateLimits;
 import io.rmqgw.gateway.route.RouteShaper;
-import io.rmqgw.gateway.core.HandlerTable;
-import io.rmqgw.gateway.core.Role;
-import io.rmqgw.gateway.core.RequestHandler;
-import io.rmqgw.gateway.core.UpstreamRequestHandler;
 import io.rmqgw.gateway.testing.CoversCodes;
 import io.rmqgw.gateway.vq.VirtualBrokerHandlers;
 import io.rmqgw.metrics.GatewayMetrics;

@@ -6,7 +6,6 @@ import io.rmqgw.tools.JsonLines;
 import io.rmqgw.tools.Subcommand;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,8 +1,8 @@
 package io.rmqgw.loadgen;
 
-import io.rmqgw.tools.Json;
-import io.rmqgw.tools.Histogram;
 import io.rmqgw.tools.Durations;
+import io.rmqgw.tools.Histogram;
+import io.rmqgw.tools.Json;
 import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.LinkedHashMap;

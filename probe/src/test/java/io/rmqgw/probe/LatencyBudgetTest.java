@@ -1,12 +1,12 @@
 package io.rmqgw.probe;
 
-import io.rmqgw.tools.Histogram;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.probe.LatencyBudget.Breach;
+import io.rmqgw.tools.Histogram;
 import java.time.Duration;
 import java.util.List;
 import java.util.stream.LongStream;

@@ -3,7 +3,6 @@ package io.rmqgw.testing;
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
-import org.apache.rocketmq.remoting.protocol.SerializeType;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -22,6 +21,7 @@ import java.util.function.Function;
 import java.util.function.IntPredicate;
 import java.util.function.Predicate;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
+import org.apache.rocketmq.remoting.protocol.SerializeType;
 
 /**
  * A scripted TCP peer standing in for a name server or broker: accepts connections on

@@ -1,7 +1,7 @@
 package io.rmqgw.gateway.adminpolicy;
 
-import io.rmqgw.gateway.config.AdminRequestsConfig;
 import io.rmqgw.gateway.config.AddressRange;
+import io.rmqgw.gateway.config.AdminRequestsConfig;
 import java.net.SocketAddress;
 import java.util.List;
 

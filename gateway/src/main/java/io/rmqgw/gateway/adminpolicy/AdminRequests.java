@@ -2,8 +2,8 @@ package io.rmqgw.gateway.adminpolicy;
 
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.gateway.config.AdminRequestsConfig;
-import io.rmqgw.gateway.core.LogRateLimiter;
 import io.rmqgw.gateway.core.Exchange;
+import io.rmqgw.gateway.core.LogRateLimiter;
 import io.rmqgw.gateway.core.RequestFilter;
 import io.rmqgw.metrics.GatewayMetrics;
 import java.time.Duration;

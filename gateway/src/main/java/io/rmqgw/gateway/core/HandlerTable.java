@@ -1,8 +1,8 @@
 package io.rmqgw.gateway.core;
 
 import io.netty.util.collection.IntObjectHashMap;
-import io.rmqgw.codec.frame.RemotingFrame;
 import io.netty.util.collection.IntObjectMap;
+import io.rmqgw.codec.frame.RemotingFrame;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

@@ -2,8 +2,8 @@ package io.rmqgw.gateway.filters;
 
 import io.rmqgw.codec.header.PullRequestHeader;
 import io.rmqgw.codec.header.SendRequestHeader;
-import io.rmqgw.gateway.limits.RateLimits;
 import io.rmqgw.gateway.core.RequestFilter;
+import io.rmqgw.gateway.limits.RateLimits;
 import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode;
 
 /**

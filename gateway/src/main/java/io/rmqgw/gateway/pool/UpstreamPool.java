@@ -1,13 +1,13 @@
 package io.rmqgw.gateway.pool;
 
-import io.rmqgw.gateway.core.RelayContext;
 import io.netty.util.concurrent.Future;
+import io.rmqgw.gateway.core.RelayContext;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The gateway's own upstream connections, one per gateway: one multiplexed {@link UpstreamConnection}

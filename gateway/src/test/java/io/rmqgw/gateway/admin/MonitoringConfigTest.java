@@ -10,8 +10,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.rmqgw.gateway.admin.AdminServer;
-import io.rmqgw.gateway.admin.Readiness;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.GatewayMetrics.UpstreamFailure;
 import io.rmqgw.metrics.ListenerMeters;

@@ -3,13 +3,13 @@ package io.rmqgw.gateway.admin;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.rmqgw.gateway.testing.ScriptedCluster;
+import io.rmqgw.gateway.testing.TestGateway;
+import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
-import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Wire;
-import io.rmqgw.metrics.GatewayMetrics;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.junit.jupiter.api.Test;

@@ -4,12 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.HandlerTableCoverageTest;
-import io.rmqgw.gateway.clients.ClientRegistry;
 import io.rmqgw.gateway.core.HandlerTable;
-import io.rmqgw.metrics.GatewayMetrics;
-import io.rmqgw.routing.ClusterView;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.net.URL;

@@ -4,13 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.Unpooled;
-import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.codec.frame.FrameDecoder;
 import io.rmqgw.codec.frame.RemotingFrame;
+import io.rmqgw.gateway.testing.ScriptedCluster;
+import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
-import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Wire;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.gateway.testing.ScriptedCluster;
+import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
-import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Wire;
 import java.io.IOException;
 import java.time.Duration;

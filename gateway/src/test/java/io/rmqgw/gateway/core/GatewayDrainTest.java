@@ -5,12 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.gateway.testing.ScriptedCluster;
+import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
-import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.testing.ScriptedPeer;
-import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Wire;
 import java.io.IOException;
 import java.net.ConnectException;

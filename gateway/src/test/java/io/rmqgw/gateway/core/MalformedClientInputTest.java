@@ -4,12 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.codec.frame.MalformedReason;
+import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
 import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
-import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Wire;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

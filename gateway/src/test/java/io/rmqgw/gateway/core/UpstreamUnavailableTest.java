@@ -5,13 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.gateway.testing.TestGateway;
+import io.rmqgw.metrics.GatewayMetrics.UpstreamFailure;
 import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
-import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Wire;
-import io.rmqgw.metrics.GatewayMetrics.UpstreamFailure;
 import java.time.Duration;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.junit.jupiter.api.Test;

@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.NamesConfig;
+import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.RawClient;
-import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Wire;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;

@@ -7,11 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.NamesConfig;
+import io.rmqgw.gateway.testing.Routes;
+import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.RawClient;
-import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.testing.Wire;
-import io.rmqgw.metrics.GatewayMetrics;
 import java.util.List;
 import org.apache.rocketmq.common.message.MessageDecoder;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;

@@ -3,12 +3,12 @@ package io.rmqgw.gateway.namesrv;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.gateway.testing.ScriptedCluster;
+import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
-import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.testing.ScriptedPeer;
-import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Wire;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

@@ -2,12 +2,12 @@ package io.rmqgw.gateway.namesrv;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.rmqgw.gateway.testing.Routes;
+import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;
-import io.rmqgw.gateway.testing.Routes;
 import io.rmqgw.testing.ScriptedPeer;
-import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.testing.Wire;
 import java.util.Map;
 import java.util.stream.Stream;

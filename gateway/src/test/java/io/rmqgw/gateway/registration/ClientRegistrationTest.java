@@ -3,13 +3,13 @@ package io.rmqgw.gateway.registration;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rmqgw.gateway.testing.ScriptedCluster;
+import io.rmqgw.codec.name.NameCheck;
 import io.rmqgw.gateway.clients.ClientRegistry;
 import io.rmqgw.gateway.clients.ClientRegistry.Role;
-import io.rmqgw.gateway.testing.CoversCodes;
-import io.rmqgw.gateway.testing.TestGateway;
-import io.rmqgw.codec.name.NameCheck;
 import io.rmqgw.gateway.config.NamesConfig;
+import io.rmqgw.gateway.testing.CoversCodes;
+import io.rmqgw.gateway.testing.ScriptedCluster;
+import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawClient;

@@ -2,8 +2,8 @@ package io.rmqgw.gateway.reload;
 
 import io.rmqgw.gateway.Gateway;
 import io.rmqgw.gateway.config.ConfigLoader;
-import io.rmqgw.testing.FreePorts;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.testing.FreePorts;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

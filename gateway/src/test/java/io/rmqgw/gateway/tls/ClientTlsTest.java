@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.config.ConfigException;
 import io.rmqgw.gateway.config.TlsConfig;
 import io.rmqgw.gateway.config.TlsMode;
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.testing.TestGateway;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
 import io.rmqgw.metrics.MeterReadings;

@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.rmqgw.testing.Closer;
-import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.config.VirtualQueueConfig;
 import io.rmqgw.gateway.testing.Routes;
+import io.rmqgw.gateway.testing.ScriptedCluster;
 import io.rmqgw.gateway.testing.TestGateway;
+import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.LeakCheckExtension;
 import io.rmqgw.testing.RawClient;
 import io.rmqgw.testing.ScriptedPeer;
