@@ -126,8 +126,9 @@ public final class RelayContext {
     }
 
     /**
-     * The largest frame a client connection may send: frames are stored whole before they are forwarded
-     * (no cut-through), so {@code downstream.max-incomplete-frame-bytes} bounds it as {@code max-frame-length} does.
+     * The largest frame a client connection may store whole: {@code downstream.max-incomplete-frame-bytes}, within
+     * {@code max-frame-length}; a larger one (up to {@code max-frame-length}) only streams through, when its handler
+     * and filters let it.
      */
     int clientFrameLimit(DownstreamConfig settings) {
         return Math.min(maxFrameLength, settings.maxIncompleteFrameBytes());

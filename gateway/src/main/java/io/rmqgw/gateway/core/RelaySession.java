@@ -11,7 +11,7 @@ import io.rmqgw.codec.frame.MalformedFrameException;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.header.CommandHeader;
 import io.rmqgw.gateway.edge.EdgeSettings;
-import io.rmqgw.gateway.edge.HeaderUpgrade;
+import io.rmqgw.gateway.edge.HeaderReencoder;
 import io.rmqgw.gateway.limits.RateLimits;
 import io.rmqgw.gateway.net.Addresses;
 import io.rmqgw.gateway.net.Dialer;
@@ -149,7 +149,7 @@ public final class RelaySession implements ClientConnection {
      * and {@code decoded} (its header if the handler already decoded it, or null).
      */
     ByteBuf reencodeForUpstream(RemotingFrame frame, CommandHeader decoded) {
-        return HeaderUpgrade.reencode(client.alloc(), metrics, frame, decoded, context.edge().upstreamEncoding());
+        return HeaderReencoder.reencode(client.alloc(), metrics, frame, decoded, context.edge().upstreamEncoding());
     }
 
     /**
@@ -159,7 +159,7 @@ public final class RelaySession implements ClientConnection {
      */
     ByteBuf reencodeForClient(RemotingFrame frame, CommandHeader decoded, SerializeType requestEncoding) {
         SerializeType target = context.edge().towardClient(requestEncoding, frame.encoding());
-        return HeaderUpgrade.reencode(client.alloc(), metrics, frame, decoded, target);
+        return HeaderReencoder.reencode(client.alloc(), metrics, frame, decoded, target);
     }
 
     /**
@@ -168,7 +168,7 @@ public final class RelaySession implements ClientConnection {
      */
     ByteBuf rebuildForClient(RemotingFrame frame, CommandHeader header, SerializeType requestEncoding) {
         SerializeType target = context.edge().towardClient(requestEncoding, frame.encoding());
-        return HeaderUpgrade.rebuild(client.alloc(), metrics, frame, header, target);
+        return HeaderReencoder.rebuild(client.alloc(), metrics, frame, header, target);
     }
 
     void answer(RequestExchange exchange, ByteBuf answer) {

@@ -91,17 +91,6 @@ public final class RateLimits {
     }
 
     /**
-     * Takes a token for one send.
-     *
-     * @param topic    the send's topic
-     * @param clientId the sending client's id, or a stand-in for a connection whose client is not known yet
-     * @return null when admitted; else the remark of the SYSTEM_BUSY answer (the refusal is counted)
-     */
-    public String admitSend(String topic, String clientId) {
-        return admitSend(topic, clientId, null);
-    }
-
-    /**
      * Takes a token for one send from {@code source} (null: no address limit applies).
      *
      * @return null when admitted; else the remark of the SYSTEM_BUSY answer (the refusal is counted)
@@ -149,15 +138,6 @@ public final class RateLimits {
         }
         metrics.rateLimits().limited("topic_pull");
         return refusal("pulls of topic " + topic, byTopic.limit.pullsPerSecond(), byTopic.limit.pullBurst());
-    }
-
-    /**
-     * Takes a token for one request of {@code clientId} (request code {@code code}, to say in the remark).
-     *
-     * @return null when admitted; else the remark of the SYSTEM_BUSY answer (the refusal is counted)
-     */
-    public String admitRequest(String clientId, int code) {
-        return admitRequest(clientId, null, code);
     }
 
     /**

@@ -53,10 +53,6 @@ public final class RouteAnswerHandler implements RequestHandler {
     private final GatewayMetrics metrics;
     private final RouteShaper shaper;
 
-    public RouteAnswerHandler(BrokerListeners brokers, RouteCache routes, ClusterView cluster, GatewayMetrics metrics) {
-        this(brokers, routes, cluster, metrics, RouteShaper.NONE);
-    }
-
     /** @param shaper changes topic routes last (virtual queues); {@link RouteShaper#NONE} for none */
     public RouteAnswerHandler(BrokerListeners brokers, RouteCache routes, ClusterView cluster, GatewayMetrics metrics,
                               RouteShaper shaper) {

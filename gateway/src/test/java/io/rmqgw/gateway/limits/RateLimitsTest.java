@@ -31,7 +31,7 @@ class RateLimitsTest {
     private int admitted(String topic, String client, int tries) {
         int n = 0;
         for (int i = 0; i < tries; i++) {
-            if (limits.admitSend(topic, client) == null) {
+            if (limits.admitSend(topic, client, null) == null) {
                 n++;
             }
         }
@@ -59,13 +59,13 @@ class RateLimitsTest {
     void theRemarkSaysWhichLimitAndHowLarge() {
         limits.apply(new RateLimitConfig(List.of(new TopicLimit("T", 1, null)),
             List.of(new ClientLimit("10.0.0.1@a", 2, 2))));
-        assertNull(limits.admitSend("T", "x"));
+        assertNull(limits.admitSend("T", "x", null));
         assertEquals("[RATE_LIMITED] sends to topic T exceed the gateway's limit of 1 per second (burst 1); retry later",
-            limits.admitSend("T", "x"));
-        assertNull(limits.admitSend("U", "10.0.0.1@a"));
-        assertNull(limits.admitSend("U", "10.0.0.1@a"));
+            limits.admitSend("T", "x", null));
+        assertNull(limits.admitSend("U", "10.0.0.1@a", null));
+        assertNull(limits.admitSend("U", "10.0.0.1@a", null));
         assertEquals("[RATE_LIMITED] sends of client 10.0.0.1@a exceed the gateway's limit of 2 per second (burst 2);"
-            + " retry later", limits.admitSend("U", "10.0.0.1@a"));
+            + " retry later", limits.admitSend("U", "10.0.0.1@a", null));
         assertEquals(1, MeterReadings.of(metrics).rateLimitedSends("topic"));
         assertEquals(1, MeterReadings.of(metrics).rateLimitedSends("client"));
     }
@@ -84,9 +84,9 @@ class RateLimitsTest {
     void applyingEqualLimitsKeepsTheBucketsAndOtherLimitsReplaceThem() {
         RateLimitConfig config = topics(new TopicLimit("T", 1, 1));
         assertTrue(limits.apply(config));
-        assertNull(limits.admitSend("T", "c"));
+        assertNull(limits.admitSend("T", "c", null));
         assertFalse(limits.apply(topics(new TopicLimit("T", 1, 1))), "equal: nothing changes");
-        assertTrue(limits.admitSend("T", "c") != null, "the bucket stayed empty");
+        assertTrue(limits.admitSend("T", "c", null) != null, "the bucket stayed empty");
         assertTrue(limits.apply(topics(new TopicLimit("T", 50, 50))));
         assertEquals(50, admitted("T", "c", 80), "the new limit, with a full bucket");
         assertTrue(limits.apply(RateLimitConfig.NONE));
@@ -117,17 +117,17 @@ class RateLimitsTest {
         assertFalse(limits.active());
         int admitted = 0;
         for (int i = 0; i < 10; i++) {
-            if (limits.admitRequest("a@1", 11) == null) {
+            if (limits.admitRequest("a@1", null, 11) == null) {
                 admitted++;
             }
         }
         assertEquals(3, admitted);
         assertEquals("[RATE_LIMITED] requests of client a@1 (this one code 11) exceed the gateway's limit of 10 per"
-            + " second (burst 3); retry later", limits.admitRequest("a@1", 11));
-        assertNull(limits.admitRequest("b@2", 11), "another client has a bucket of its own");
+            + " second (burst 3); retry later", limits.admitRequest("a@1", null, 11));
+        assertNull(limits.admitRequest("b@2", null, 11), "another client has a bucket of its own");
         assertEquals(8, MeterReadings.of(metrics).rateLimitedSends("client_request"));
         clock.advance(Duration.ofMillis(100));
-        assertNull(limits.admitRequest("a@1", 11), "a tenth of a second refills one");
+        assertNull(limits.admitRequest("a@1", null, 11), "a tenth of a second refills one");
         assertFalse(RateLimits.countsAsRequest(34), "heartbeats keep a client known: never refused");
         assertFalse(RateLimits.countsAsRequest(35), "nor unregistrations");
         assertTrue(RateLimits.countsAsRequest(11) && RateLimits.countsAsRequest(310));

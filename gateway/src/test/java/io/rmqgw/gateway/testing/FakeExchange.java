@@ -14,7 +14,7 @@ import io.rmqgw.codec.header.HeaderTranscoder;
 import io.rmqgw.gateway.core.ClientConnection;
 import io.rmqgw.gateway.core.Exchange;
 import io.rmqgw.gateway.edge.EdgeSettings;
-import io.rmqgw.gateway.edge.HeaderUpgrade;
+import io.rmqgw.gateway.edge.HeaderReencoder;
 import io.rmqgw.gateway.limits.RateLimits;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.testing.Wire;
@@ -202,17 +202,17 @@ public final class FakeExchange implements Exchange, AutoCloseable {
 
     @Override
     public ByteBuf forUpstream(RemotingFrame frame, CommandHeader header) {
-        return HeaderUpgrade.reencode(client.alloc(), metrics, frame, header, edge.upstreamEncoding());
+        return HeaderReencoder.reencode(client.alloc(), metrics, frame, header, edge.upstreamEncoding());
     }
 
     @Override
     public ByteBuf forClient(RemotingFrame frame, CommandHeader header) {
-        return HeaderUpgrade.reencode(client.alloc(), metrics, frame, header, clientTarget(frame.encoding()));
+        return HeaderReencoder.reencode(client.alloc(), metrics, frame, header, clientTarget(frame.encoding()));
     }
 
     @Override
     public ByteBuf rebuiltForClient(RemotingFrame frame, CommandHeader header) {
-        return HeaderUpgrade.rebuild(client.alloc(), metrics, frame, header, clientTarget(frame.encoding()));
+        return HeaderReencoder.rebuild(client.alloc(), metrics, frame, header, clientTarget(frame.encoding()));
     }
 
     @Override

@@ -14,9 +14,9 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  * bytes it arrived as. Codes too large for the binary header (POP and friends, above 32767) stay
  * JSON: the binary encoding cannot carry them.
  */
-public final class HeaderUpgrade {
+public final class HeaderReencoder {
 
-    private HeaderUpgrade() {
+    private HeaderReencoder() {
     }
 
     /**
