@@ -61,6 +61,8 @@ public final class Gateway implements AutoCloseable {
     private final Fanout fanout;
     private final VirtualQueues virtualQueues;
     private final Coalescing coalescing;
+    /** The settings bound at start, compared by each reload. */
+    private final RestartBoundSettings restartBound = new RestartBoundSettings();
     private final AdminRequests adminRequests;
     private volatile boolean closed;
 
@@ -250,9 +252,6 @@ public final class Gateway implements AutoCloseable {
         return brokers.snapshot();
     }
 
-    /** Settings bound at start to the value the last reload asked for, while it differs from the running one. */
-    private final java.util.Map<String, Object> restartRequested = new java.util.HashMap<>();
-
     /**
      * Applies a new configuration without dropping connections: upstream name servers and timeouts
      * apply to the next dial and request, metric options at once. Settings bound to sockets
@@ -302,34 +301,12 @@ public final class Gateway implements AutoCloseable {
             applied.add("drain-timeout");
         }
         List<String> pendingRestart = new java.util.ArrayList<>();
-        restartIfChanged(needsRestart, pendingRestart, "listen", current.listen(), next.listen());
-        restartIfChanged(needsRestart, pendingRestart, "advertise-host", current.advertiseHost(), next.advertiseHost());
-        restartIfChanged(needsRestart, pendingRestart, "broker-ports", current.brokerPorts(), next.brokerPorts());
-        restartIfChanged(needsRestart, pendingRestart, "max-frame-length", current.maxFrameLength(),
-            next.maxFrameLength());
-        restartIfChanged(needsRestart, pendingRestart, "routes", current.routes(), next.routes());
-        restartIfChanged(needsRestart, pendingRestart, "admin.listen", current.admin().listen(), next.admin().listen());
-        restartIfChanged(needsRestart, pendingRestart, "admin.enabled", current.admin().enabled(),
-            next.admin().enabled());
-        restartIfChanged(needsRestart, pendingRestart, "embedded", current.embedded(), next.embedded());
-        restartIfChanged(needsRestart, pendingRestart, "admin.token", adminAccess(current), adminAccess(next));
-        // what is in force: the new values where applied, the running ones where a restart is needed
-        config = new GatewayConfig(current.listen(), current.advertiseHost(), current.brokerPorts(), next.upstream(),
-            current.routes(), current.maxFrameLength(), next.drainTimeout(), current.embedded(),
-            new io.rmqgw.gateway.config.AdminConfig(current.admin().enabled(), current.admin().listen(),
-                next.admin().topicLabels(), next.admin().topicLabelLimit(), current.admin().token(),
-                current.admin().tokenFile(), current.admin().tokenProtectsMetrics()), next.downstream(), next.names(),
-            current.logging(), next.fanout(), next.virtualQueues(), next.tls(), next.rateLimits(), next.coalescing(),
-            next.adminRequests());
+        restartBound.compare(current, next, needsRestart, pendingRestart);
+        config = RestartBoundSettings.inForce(current, next);
         ReloadResult result = new ReloadResult(applied, needsRestart, pendingRestart);
         log.info("reload: applied {}, newly needs a restart {}, pending a restart {}", applied, needsRestart,
             pendingRestart);
         return result;
-    }
-
-    /** The admin port's access settings, compared by reload (the token itself is never logged). */
-    private static List<Object> adminAccess(GatewayConfig c) {
-        return java.util.Arrays.asList(c.admin().token(), c.admin().tokenFile(), c.admin().tokenProtectsMetrics());
     }
 
     /** A name server no longer configured loses its health gauge, which would otherwise mislead alerts. */
@@ -346,23 +323,6 @@ public final class Gateway implements AutoCloseable {
                 metrics.namesrvRemoved(a.toString());
             }
         });
-    }
-
-    /**
-     * A setting bound at start: pending a restart while the configured value differs from the running one, and
-     * newly so (reported once) when that value differs from the one the previous reload saw.
-     */
-    private void restartIfChanged(List<String> needsRestart, List<String> pendingRestart, String path, Object current,
-                                  Object next) {
-        if (java.util.Objects.equals(current, next)) {
-            restartRequested.remove(path);
-            return;
-        }
-        pendingRestart.add(path);
-        if (!restartRequested.containsKey(path) || !java.util.Objects.equals(restartRequested.get(path), next)) {
-            needsRestart.add(path);
-        }
-        restartRequested.put(path, next);
     }
 
     /**
