@@ -5,14 +5,12 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
-import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoop;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.rmqgw.codec.frame.FrameDecoder;
 import io.rmqgw.codec.frame.Frames;
 import io.rmqgw.codec.frame.RemotingFrame;
 import io.rmqgw.codec.frame.RemotingHeader;
@@ -78,7 +76,7 @@ public final class UpstreamConnection {
     // ---- owned by loop ----
     private final ResponseTable table = new ResponseTable();
     private final ArrayDeque<Outgoing> dialWaiters = new ArrayDeque<>();
-    private State state = new State.Idle();
+    private PooledState state = new PooledState.Idle();
     private int nextOpaque;
     private ScheduledFuture<?> timeoutScan;
     /** Why the channel is being closed by us (a malformed frame), for the loss message. */
@@ -102,26 +100,6 @@ public final class UpstreamConnection {
 
     RelayContext context() {
         return context;
-    }
-
-    /** Where the connection stands; changes on {@link #loop} only. */
-    private sealed interface State {
-        record Idle() implements State {
-        }
-
-        record Connecting() implements State {
-        }
-
-        record Connected(Channel channel) implements State {
-        }
-
-        record Closed() implements State {
-        }
-    }
-
-    /** A request encoded and waiting to be written; {@code response} is null for a oneway, {@code written} otherwise. */
-    private record Outgoing(int opaque, int code, ByteBuf frame, long startNanos, long deadlineNanos,
-                            Promise<RemotingFrame> response, Promise<Void> written, EventExecutor replyOn) {
     }
 
     // ---------------------------------------------------------------- API (any thread)
@@ -175,7 +153,7 @@ public final class UpstreamConnection {
      */
     public void answer(ByteBuf frame) {
         onLoop(() -> {
-            if (state instanceof State.Connected c) {
+            if (state instanceof PooledState.Connected c) {
                 c.channel().writeAndFlush(frame, c.channel().voidPromise());
             } else {
                 log.debug("{}: answer dropped, connection gone", describe());
@@ -224,15 +202,15 @@ public final class UpstreamConnection {
     Future<?> close() {
         Promise<Void> done = io.netty.util.concurrent.ImmediateEventExecutor.INSTANCE.newPromise();
         onLoop(() -> {
-            State before = state;
-            state = new State.Closed();
+            PooledState before = state;
+            state = new PooledState.Closed();
             connected = false;
             if (timeoutScan != null) {
                 timeoutScan.cancel(false);
             }
             failAll(Reason.CLOSED, code -> "request code " + code + " to " + describe()
                 + " abandoned: the gateway is stopping");
-            if (before instanceof State.Connected c) {
+            if (before instanceof PooledState.Connected c) {
                 c.channel().close();
             }
             done.trySuccess(null);
@@ -279,7 +257,7 @@ public final class UpstreamConnection {
     private void send(RemotingHeader header, ByteBuf body, long start, long deadline, Promise<RemotingFrame> response,
                       Promise<Void> written, EventExecutor replyOn) {
         Promise<?> promise = response != null ? response : written;
-        if (state instanceof State.Closed) {
+        if (state instanceof PooledState.Closed) {
             admitted.decrementAndGet();
             ReferenceCountUtil.release(body);
             CallerExecutor.fail(replyOn, promise, new UpstreamException(Reason.CLOSED, "the gateway is stopping; request code "
@@ -307,11 +285,11 @@ public final class UpstreamConnection {
             return;
         }
         Outgoing out = new Outgoing(opaque, header.code(), frame, start, deadline, response, written, replyOn);
-        if (state instanceof State.Connected c) {
+        if (state instanceof PooledState.Connected c) {
             write(c.channel(), out);
         } else {
             dialWaiters.add(out);
-            if (state instanceof State.Idle) {
+            if (state instanceof PooledState.Idle) {
                 dial();
             }
         }
@@ -353,9 +331,9 @@ public final class UpstreamConnection {
     // ---- dialing
 
     private void dial() {
-        state = new State.Connecting();
+        state = new PooledState.Connecting();
         if (kind == Kind.BROKER) {
-            dial(List.of(address), null, null, 0, new StringBuilder());
+            new PooledDial(this, List.of(address), null, null).next(0);
             return;
         }
         NamesrvAddresses namesrv = context.upstream().namesrv();
@@ -364,64 +342,12 @@ public final class UpstreamConnection {
             return;
         }
         List<Integer> order = namesrv.failoverOrder();
-        dial(order.stream().map(i -> namesrv.get(i).toString()).toList(), namesrv, order, 0, new StringBuilder());
+        new PooledDial(this, order.stream().map(i -> namesrv.get(i).toString()).toList(), namesrv, order).next(0);
     }
 
-    /** Tries {@code targets[index]}, then the next; {@code namesrv} (null for a broker) learns which answered. */
-    private void dial(List<String> targets, NamesrvAddresses namesrv, List<Integer> order, int index,
-                      StringBuilder failures) {
-        if (index >= targets.size()) {
-            dialFailed(failures.toString());
-            return;
-        }
-        String next = targets.get(index);
-        target = next;
-        if (namesrv != null) {
-            namesrv.dialing(order.get(index));
-        }
-        ChannelFuture connect;
-        try {
-            connect = context.dialer().dial(next, loop, context.upstream().connectTimeoutMillis(),
-                new ChannelInitializer<>() {
-                    @Override
-                    protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast("frames", new FrameDecoder(context.maxFrameLength()));
-                        ch.pipeline().addLast("pool", new PooledInbound(UpstreamConnection.this));
-                    }
-                });
-        } catch (RuntimeException e) {
-            if (namesrv != null) {
-                namesrv.markFailed(order.get(index));
-            }
-            failures.append(failures.length() == 0 ? "" : "; ").append(next).append(": ").append(Addresses.describe(e));
-            dial(targets, namesrv, order, index + 1, failures);
-            return;
-        }
-        connect.addListener((ChannelFutureListener) f -> {
-            if (namesrv != null) {
-                if (f.isSuccess()) {
-                    namesrv.markGood(order.get(index));
-                } else {
-                    namesrv.markFailed(order.get(index));
-                }
-            }
-            if (!(state instanceof State.Connecting)) {
-                f.channel().close(); // closed meanwhile
-                return;
-            }
-            if (f.isSuccess()) {
-                connected(f.channel());
-            } else {
-                failures.append(failures.length() == 0 ? "" : "; ").append(next).append(": ")
-                    .append(Addresses.describe(f.cause()));
-                dial(targets, namesrv, order, index + 1, failures);
-            }
-        });
-    }
-
-    private void connected(Channel channel) {
+    void connected(Channel channel) {
         log.debug("{}: connected from {}", describe(), channel.localAddress());
-        state = new State.Connected(channel);
+        state = new PooledState.Connected(channel);
         connected = true;
         closeReason = null;
         for (Outgoing out; (out = dialWaiters.poll()) != null; ) {
@@ -429,15 +355,29 @@ public final class UpstreamConnection {
         }
     }
 
-    private void dialFailed(String why) {
+    void dialFailed(String why) {
         log.warn("{}: cannot connect: {}", describe(), why);
         context.metrics().upstreamFailure(UpstreamFailure.CONNECT_FAILED);
-        state = new State.Idle();
+        state = new PooledState.Idle();
         String message = "cannot connect to " + (kind == Kind.BROKER ? "broker " + address : "any name server")
             + " (" + why + "), request code ";
         for (Outgoing out; (out = dialWaiters.poll()) != null; ) {
             finish(out, new UpstreamException(Reason.CONNECT_FAILED, message + out.code() + " not sent"));
         }
+    }
+
+    /** Whether a dial is still wanted (the connection was not closed meanwhile). */
+    boolean connecting() {
+        return state instanceof PooledState.Connecting;
+    }
+
+    /** The address a dial tries now (for messages). */
+    void target(String next) {
+        this.target = next;
+    }
+
+    EventLoop loop() {
+        return loop;
     }
 
     // ---- answers, losses, timeouts
@@ -462,10 +402,10 @@ public final class UpstreamConnection {
     }
 
     void channelClosed(Channel channel) {
-        if (!(state instanceof State.Connected c) || c.channel() != channel) {
+        if (!(state instanceof PooledState.Connected c) || c.channel() != channel) {
             return;
         }
-        state = new State.Idle();
+        state = new PooledState.Idle();
         connected = false;
         String why = closeReason == null ? "closed" : "closed (" + closeReason + ")";
         List<Pending> orphans = table.drain();
@@ -490,7 +430,7 @@ public final class UpstreamConnection {
             }
             log.warn("closing pooled connection to {}: its timeout scan failed: {}", describe(), t.toString());
             closeReason = "timeout scan failed: " + t;
-            if (state instanceof State.Connected c) {
+            if (state instanceof PooledState.Connected c) {
                 c.channel().close();
             }
         }
