@@ -90,7 +90,7 @@ public final class TraceReport {
             System.out.printf("== %s: %d files in %d packages (files per run: %s; in every run: %d)%n",
                 request.getKey(), union.size(), byPackage.size(), sizes, every.size());
             byPackage.forEach((pkg, files) -> System.out.printf("  %-28s %-8s %s%n", pkg,
-                "[" + moduleOf.get(pkg.replace('.', '/') + "/" + files.get(0).replace("*", "")) + "]",
+                "[" + moduleOf.get(pkg.replace('.', '/') + "/" + files.get(0)) + "]",
                 String.join(" ", files.stream().map(f -> every.contains(pkg.replace('.', '/') + "/" + f) ? f : f + "*")
                     .toList())));
             if (union.size() != every.size()) {
@@ -103,9 +103,12 @@ public final class TraceReport {
             System.out.printf("  excluded io.rmqgw classes that ran (test side, not main code): %s%n%n",
                 excluded.getOrDefault(request.getKey(), Set.of()).stream().map(n -> n.replace('/', '.'))
                     .collect(Collectors.joining(" ")));
-            summary.add(String.format("%-16s %5d files %3d packages", request.getKey(), union.size(), byPackage.size()));
+            Map<String, Integer> perModule = new TreeMap<>();
+            union.forEach(f -> perModule.merge(moduleOf.get(f), 1, Integer::sum));
+            summary.add(String.format("%-16s %5d files %3d packages   %s", request.getKey(), union.size(), byPackage.size(),
+                perModule.entrySet().stream().map(e -> e.getKey() + " " + e.getValue()).collect(Collectors.joining(", "))));
         }
-        System.out.println("== summary (main-code source files / packages per request)");
+        System.out.println("== summary (main-code source files / packages per request; files per module)");
         summary.forEach(s -> System.out.println("  " + s));
     }
 
