@@ -13,6 +13,7 @@ import io.rmqgw.gateway.config.GatewayConfig;
 import io.rmqgw.gateway.config.HostPort;
 import io.rmqgw.gateway.core.ClientPipeline;
 import io.rmqgw.gateway.core.Feature;
+import io.rmqgw.gateway.core.HandlerTable;
 import io.rmqgw.gateway.core.RelayContext;
 import io.rmqgw.gateway.core.RequestFilter;
 import io.rmqgw.gateway.core.UpstreamSettings;
@@ -35,6 +36,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,12 +66,14 @@ public final class Gateway implements AutoCloseable {
     /** The settings bound at start, compared by each reload. */
     private final RestartBoundSettings restartBound = new RestartBoundSettings();
     private final AdminRequests adminRequests;
+    /** Builds every role's table again: after a reload that changed a feature, which registers only while configured. */
+    private final Runnable rebuildTables;
     private volatile boolean closed;
 
     private Gateway(GatewayConfig config, GatewayMetrics metrics, Transport transport, RelayContext context,
                     BrokerListeners brokers, Channel listener, Readiness readiness, AdminServer admin,
                     UpstreamPool upstreamPool, RouteQueries routeQueries, Fanout fanout, VirtualQueues virtualQueues,
-                    Coalescing coalescing, AdminRequests adminRequests) {
+                    Coalescing coalescing, AdminRequests adminRequests, Runnable rebuildTables) {
         this.config = config;
         this.metrics = metrics;
         this.transport = transport;
@@ -84,6 +88,7 @@ public final class Gateway implements AutoCloseable {
         this.virtualQueues = virtualQueues;
         this.coalescing = coalescing;
         this.adminRequests = adminRequests;
+        this.rebuildTables = rebuildTables;
         if (admin != null) {
             String advertised = config.advertiseHost() + ":" + listenAddress().getPort();
             admin.namesrvAddress(() -> advertised);
@@ -141,6 +146,13 @@ public final class Gateway implements AutoCloseable {
                 config.advertiseHost() + ":" + config.listen().port(), HandlerTables::virtualBroker);
             Coalescing coalescing = new Coalescing(config.coalescing(), context, pool, brokers.storeHosts());
             features.addAll(List.of(fanout, coalescing, virtualQueues));
+            Supplier<HandlerTable> namesrvTable = () -> HandlerTables.namesrv(brokers, routes, context.cluster(),
+                metrics, virtualQueues.routeShaper(), unregistered, features);
+            NamesrvRole namesrvRole = new NamesrvRole(context, namesrvTable.get(), readiness);
+            Runnable rebuildTables = () -> {
+                namesrvRole.handlers(namesrvTable.get());
+                brokers.rebuildTables();
+            };
 
             Channel listener = new ServerBootstrap()
                 .group(transport.boss(), transport.workers())
@@ -148,14 +160,12 @@ public final class Gateway implements AutoCloseable {
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, Transport.WATER_MARK)
-                .childHandler(ClientPipeline.initializer(context, metrics.namesrvListener(),
-                    new NamesrvRole(context, HandlerTables.namesrv(brokers, routes, context.cluster(), metrics,
-                        virtualQueues::shapeRoute, unregistered, features), readiness)))
+                .childHandler(ClientPipeline.initializer(context, metrics.namesrvListener(), namesrvRole))
                 .bind(config.listen().host(), config.listen().port())
                 .sync()
                 .channel();
             Gateway gateway = new Gateway(config, metrics, transport, context, brokers, listener, readiness, admin,
-                pool, routeQueries, fanout, virtualQueues, coalescing, adminRequests);
+                pool, routeQueries, fanout, virtualQueues, coalescing, adminRequests, rebuildTables);
             if (config.fanout().enabled()) {
                 fanout.bindListener();
             }
@@ -287,10 +297,15 @@ public final class Gateway implements AutoCloseable {
             context.downstream(next.downstream());
             applied.add("names, header encodings, downstream");
         }
+        boolean featuresChanged = false;
         for (Feature feature : List.of(fanout, coalescing, virtualQueues)) {
             if (feature.reload(next)) {
                 applied.add(feature.name());
+                featuresChanged = true;
             }
+        }
+        if (featuresChanged) {
+            rebuildTables.run();
         }
         if (!current.admin().topicLabels().equals(next.admin().topicLabels())
             || !current.admin().topicLabelLimit().equals(next.admin().topicLabelLimit())) {

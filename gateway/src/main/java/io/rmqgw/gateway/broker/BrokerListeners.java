@@ -49,6 +49,8 @@ public final class BrokerListeners implements AutoCloseable {
     private final List<Channel> serverChannels = new CopyOnWriteArrayList<>();
     private final StoreHostMapper globalMapper;
     private final Tables tables;
+    /** Each real broker's role (the latest of its bind attempts): a reload may rebuild their tables. */
+    private final Map<String, BrokerRole> roles = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     /** The handler table of a real broker's ports, given its address and the store-host mapping of its records. */
@@ -204,7 +206,17 @@ public final class BrokerListeners implements AutoCloseable {
             StoreHostMapper fallback = globalMapper;
             mapper = (ip, port) -> ip == realIp && port == realPort ? advertised : fallback.map(ip, port);
         }
-        return new BrokerRole(brokerAddress, tables.forBroker(brokerAddress, mapper), context);
+        BrokerRole role = new BrokerRole(brokerAddress, mapper, tables.forBroker(brokerAddress, mapper), context);
+        roles.put(brokerAddress, role);
+        return role;
+    }
+
+    /**
+     * Builds every real broker's table again (a reload changed which features are configured): later requests on
+     * each broker's connections, open ones too, are dispatched by the new one.
+     */
+    public void rebuildTables() {
+        roles.values().forEach(role -> role.handlers(tables.forBroker(role.brokerAddress(), role.storeHosts())));
     }
 
     /** Maps the broker's store host, then runs {@code then}; a host name is resolved on {@code loop} first. */

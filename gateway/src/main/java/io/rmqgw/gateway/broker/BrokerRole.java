@@ -1,5 +1,6 @@
 package io.rmqgw.gateway.broker;
 
+import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.core.HandlerTable;
 import io.rmqgw.gateway.core.RelayContext;
 import io.rmqgw.gateway.core.UpstreamRole;
@@ -10,12 +11,15 @@ import java.util.List;
 final class BrokerRole implements UpstreamRole {
 
     private final String brokerAddress;
+    /** The store-host mapping its table was built with, for a rebuilt one. */
+    private final StoreHostMapper storeHosts;
     private final List<String> targets;
-    private final HandlerTable handlers;
+    private volatile HandlerTable handlers;
     private final GatewayMetrics metrics;
 
-    BrokerRole(String brokerAddress, HandlerTable handlers, RelayContext context) {
+    BrokerRole(String brokerAddress, StoreHostMapper storeHosts, HandlerTable handlers, RelayContext context) {
         this.brokerAddress = brokerAddress;
+        this.storeHosts = storeHosts;
         this.targets = List.of(brokerAddress);
         this.handlers = handlers;
         this.metrics = context.metrics();
@@ -24,6 +28,19 @@ final class BrokerRole implements UpstreamRole {
     @Override
     public HandlerTable handlers() {
         return handlers;
+    }
+
+    /** Every later request is dispatched by {@code rebuilt} (a reload changed which features are configured). */
+    void handlers(HandlerTable rebuilt) {
+        this.handlers = rebuilt;
+    }
+
+    String brokerAddress() {
+        return brokerAddress;
+    }
+
+    StoreHostMapper storeHosts() {
+        return storeHosts;
     }
 
     @Override

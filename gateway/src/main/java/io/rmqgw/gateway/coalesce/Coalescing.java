@@ -100,10 +100,13 @@ public final class Coalescing implements Feature {
         return "coalescing";
     }
 
-    /** On a broker role, single sends to coalescing topics are taken into the gateway's batches for that broker. */
+    /**
+     * On a broker role while some topic is coalesced, single sends to coalescing topics are taken into the gateway's
+     * batches for that broker.
+     */
     @Override
     public void register(Role role, String upstream, HandlerTable.Builder table) {
-        if (role == Role.BROKER) {
+        if (role == Role.BROKER && active()) {
             table.filter(filter(upstream), RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2,
                 RequestCode.SEND_BATCH_MESSAGE);
         }

@@ -11,8 +11,13 @@ import io.netty.channel.ChannelFutureListener;
  * closes. The client is still read meanwhile, its bytes discarded by the decoder: a socket closed with unread bytes
  * is reset by the kernel, which may drop the last answers before they reach the client. On the session's loop.
  *
+ * While the gateway stops, the session is Draining: new requests are refused with SYSTEM_BUSY (oneways still relayed),
+ * those read before are answered; the gateway closes the connection at the end of its drain.
+ *
  * <pre>
- *   Reading --malformed frame--> InputEnded --owed nothing--> Closing
+ *   Reading --gateway stops--> Draining
+ *      |                          |
+ *      +------malformed frame-----+--> InputEnded --owed nothing--> Closing
  * </pre>
  */
 final class ClientInput {
@@ -21,6 +26,10 @@ final class ClientInput {
     sealed interface State {
         /** Frames are read and relayed. */
         record Reading() implements State {
+        }
+
+        /** The gateway stops since {@code sinceNanos}: nothing new goes upstream but oneways. */
+        record Draining(long sinceNanos) implements State {
         }
 
         /** A malformed frame ended the input at {@code sinceNanos}: what was read before is still answered. */
@@ -48,7 +57,18 @@ final class ClientInput {
 
     /** Whether the input ended: nothing more is relayed. */
     boolean ended() {
-        return state != READING;
+        return state instanceof State.InputEnded || state instanceof State.Closing;
+    }
+
+    /**
+     * Whether the session drains: entered when the gateway starts stopping ({@code gatewayDraining}, read on the
+     * request path, or the session's drain task, whichever comes first).
+     */
+    boolean draining(boolean gatewayDraining) {
+        if (gatewayDraining && state == READING) {
+            state = new State.Draining(System.nanoTime());
+        }
+        return state instanceof State.Draining;
     }
 
     /** Answers owed now. */
@@ -75,7 +95,7 @@ final class ClientInput {
 
     /** A malformed frame ended the input; the connection closes once it is owed nothing. */
     void end() {
-        if (state == READING) {
+        if (state == READING || state instanceof State.Draining) {
             state = new State.InputEnded(System.nanoTime());
         }
         closeIfAnswered();

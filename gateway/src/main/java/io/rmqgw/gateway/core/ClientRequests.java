@@ -26,7 +26,9 @@ final class ClientRequests {
 
     private final RelaySession session;
     private final RelayContext context;
-    private final HandlerTable handlers;
+    /** Whose table a request is dispatched by: read per request, since a reload may rebuild it. */
+    private final UpstreamRole role;
+    private final String roleLabel;
     private final UpstreamLink link;
     private final UpstreamAnswers answers;
     private final ClientWrites writes;
@@ -44,7 +46,8 @@ final class ClientRequests {
                    UpstreamAnswers answers, ClientWrites writes, ClientInput input) {
         this.session = session;
         this.context = context;
-        this.handlers = role.handlers();
+        this.role = role;
+        this.roleLabel = role.handlers().role().label();
         this.link = link;
         this.answers = answers;
         this.writes = writes;
@@ -143,12 +146,13 @@ final class ClientRequests {
      * is. Everything else keeps being stored whole.
      */
     boolean mayStream(RemotingFrame head) {
-        return streamsOpen() && !head.isOneway() && handlers.streams(head);
+        return streamsOpen() && !head.isOneway() && role.handlers().streams(head);
     }
 
     /** Whether any request could stream now: a first request, for one, waits for its dial and is stored whole. */
     boolean streamsOpen() {
-        return link.state() instanceof SessionState.Connected && waiting.isEmpty() && !input.ended() && !context.draining();
+        return link.state() instanceof SessionState.Connected && waiting.isEmpty() && !input.ended()
+            && !input.draining(context.draining());
     }
 
     private void fromClient(RemotingFrame frame) {
@@ -164,16 +168,17 @@ final class ClientRequests {
             }
             return;
         }
-        if (context.draining() && !(frame.isOneway()
+        if (input.draining(context.draining()) && !(frame.isOneway()
             && (link.state() instanceof SessionState.Connected || link.state() instanceof SessionState.Local))) {
             // a oneway holds nothing up and is still relayed; every other new request stays out of upstream
             refuseDraining(frame);
             return;
         }
         RequestExchange exchange = new RequestExchange(session, frame, System.nanoTime());
+        HandlerTable handlers = role.handlers();
         exchange.handler(handlers.request(frame.code()));
         session.latestEncoding(frame.encoding());
-        RemotingFrame admitted = filtered(exchange, frame);
+        RemotingFrame admitted = filtered(handlers, exchange, frame);
         if (admitted != null) {
             proceed(exchange, admitted);
         } else {
@@ -186,7 +191,7 @@ final class ClientRequests {
      * The request after the role's filters for its code, in order, once per request (before any dial): null when
      * one answered, dropped or took it.
      */
-    private RemotingFrame filtered(RequestExchange exchange, RemotingFrame frame) {
+    private RemotingFrame filtered(HandlerTable handlers, RequestExchange exchange, RemotingFrame frame) {
         RemotingFrame request = frame;
         for (RequestFilter filter : handlers.filters(frame.code())) {
             try {
@@ -277,8 +282,8 @@ final class ClientRequests {
             // a handler that answers alone forwarded: there is nowhere to forward to
             out.release();
             log.error("client {}: handler of request code {} forwarded on {} a request it answers alone",
-                clientAddress, code, handlers.role().label());
-            exchange.answerError(RemotingSysResponseCode.SYSTEM_ERROR, handlers.role().label() + " cannot serve request code " + code);
+                clientAddress, code, roleLabel);
+            exchange.answerError(RemotingSysResponseCode.SYSTEM_ERROR, roleLabel + " cannot serve request code " + code);
         }
         session.deferUnlessAnswered(exchange);
     }
@@ -288,7 +293,7 @@ final class ClientRequests {
             if (frame.isOneway()) {
                 // a oneway request has no answer to carry the failure: say so by closing the connection
                 log.warn("client {}: oneway request code {} dropped: {}", clientAddress, frame.code(), reason);
-                context.metrics().connectionClosed(handlers.role().label(), CloseReason.ONEWAY_WITHOUT_UPSTREAM);
+                context.metrics().connectionClosed(roleLabel, CloseReason.ONEWAY_WITHOUT_UPSTREAM);
                 session.closeAfterBurst();
                 return;
             }

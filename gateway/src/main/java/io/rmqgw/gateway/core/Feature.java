@@ -13,11 +13,16 @@ public interface Feature {
     String name();
 
     /**
-     * Adds its filters (after the role's own: names and limits come first) to the table of {@code role} being built;
-     * {@code upstream} is the broker's address on a broker role, null on the name-server role. Called once per table.
+     * Adds its filters (after the role's own: names and limits come first) to the table of {@code role} being built,
+     * only while it is configured: a feature that is off is not on the request path at all. {@code upstream} is the
+     * broker's address on a broker role, null on the name-server role. Called once per table, and again for the
+     * rebuilt tables after a reload that changed some feature.
      */
     void register(Role role, String upstream, HandlerTable.Builder table);
 
-    /** Applies its part of {@code next} to every later request; whether it changed anything. */
+    /**
+     * Applies its part of {@code next} to every later request; whether it changed anything (the tables are then
+     * rebuilt). Its filters keep checking its settings too: a request may pass the old table just after a reload.
+     */
     boolean reload(GatewayConfig next);
 }

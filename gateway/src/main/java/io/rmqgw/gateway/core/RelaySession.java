@@ -39,7 +39,7 @@ public final class RelaySession implements ClientConnection {
 
     private final RelayContext context;
     private final UpstreamRole role;
-    private final HandlerTable handlers;
+    private final String roleLabel;
     private final ListenerMeters meters;
     private final GatewayMetrics metrics;
     private final Channel client;
@@ -71,7 +71,7 @@ public final class RelaySession implements ClientConnection {
     private RelaySession(RelayContext context, UpstreamRole role, ListenerMeters meters, Channel client) {
         this.context = context;
         this.role = role;
-        this.handlers = role.handlers();
+        this.roleLabel = role.handlers().role().label();
         this.meters = meters;
         this.metrics = context.metrics();
         this.client = client;
@@ -80,11 +80,11 @@ public final class RelaySession implements ClientConnection {
         this.reads = new ReadGate(client);
         this.input = new ClientInput(client);
         this.link = new UpstreamLink(this, context, role, meters, reads);
-        this.writes = new ClientWrites(client, context, metrics, handlers.role().label());
+        this.writes = new ClientWrites(client, context, metrics, roleLabel);
         this.replies = new Replies(this, context, writes, input);
         this.answers = new UpstreamAnswers(this, context, role, link, writes, input);
         this.requests = new ClientRequests(this, context, role, link, answers, writes, input);
-        this.sweep = new SessionSweep(this, client, context, reads, handlers.role().label());
+        this.sweep = new SessionSweep(this, client, context, reads, roleLabel);
         this.clientFrames = client.pipeline().get(FrameDecoder.class);
     }
 
@@ -216,6 +216,7 @@ public final class RelaySession implements ClientConnection {
      * lose nothing by it; requests already upstream are left to finish.
      */
     void drainStarted() {
+        input.draining(true);
         // held rate-limit refusals go out now: the drain waits for nothing the session itself holds back
         replies.writeHeldRefusals();
         requests.drainStarted();
@@ -348,7 +349,7 @@ public final class RelaySession implements ClientConnection {
     }
 
     HandlerTable handlers() {
-        return handlers;
+        return role.handlers();
     }
 
     /** The connected upstream's channel, or null. */
@@ -362,7 +363,7 @@ public final class RelaySession implements ClientConnection {
             return;
         }
         // counted before any answer goes out: whoever reads the answers may look at the metric next
-        context.metrics().connectionClosed(handlers.role().label(), CloseReason.UPSTREAM_CLOSED);
+        context.metrics().connectionClosed(roleLabel, CloseReason.UPSTREAM_CLOSED);
         try {
             answers.lost(reason);
         } finally {
@@ -397,7 +398,7 @@ public final class RelaySession implements ClientConnection {
             return;
         }
         log.info("closing client {}: no traffic for {}", clientAddress, context.downstream().idleTimeout());
-        metrics.connectionClosed(handlers.role().label(), CloseReason.IDLE);
+        metrics.connectionClosed(roleLabel, CloseReason.IDLE);
         client.close();
     }
 
@@ -416,21 +417,21 @@ public final class RelaySession implements ClientConnection {
             boolean answersOwed = channel == client && input.owed() > 0;
             PeerCloses.logClose(context.peerCloseLog(), side, channel, m.getMessage(), answersOwed);
             context.metrics().decodeError(m.reason());
-            context.metrics().connectionClosed(handlers.role().label(), CloseReason.MALFORMED_FRAME);
+            context.metrics().connectionClosed(roleLabel, CloseReason.MALFORMED_FRAME);
             if (channel == client) {
                 input.end();
                 return;
             }
         } else if (cause instanceof FrameBudgetExceededException b && channel == client) {
             PeerCloses.logClose(context.peerCloseLog(), side, channel, "downstream.incomplete-frame-budget: " + b.getMessage(), input.owed() > 0);
-            context.metrics().connectionClosed(handlers.role().label(), CloseReason.INCOMPLETE_FRAME_BUDGET);
+            context.metrics().connectionClosed(roleLabel, CloseReason.INCOMPLETE_FRAME_BUDGET);
             input.end();
             return;
         } else if (AllocationFailures.isAllocationFailure(cause)) {
             // Netty closes a channel whose read found no memory; any other allocation closes it here. The others go on.
             context.allocationFailures().record();
             PeerCloses.logClose(context.peerCloseLog(), side, channel, "no memory for it: " + cause, false);
-            context.metrics().connectionClosed(handlers.role().label(), CloseReason.ALLOCATION_FAILED);
+            context.metrics().connectionClosed(roleLabel, CloseReason.ALLOCATION_FAILED);
         } else if (tlsRefusal != null) {
             link.ended(tlsRefusal);
             log.warn("client {}: upstream {}: {}", clientAddress, Addresses.of(channel.remoteAddress()), tlsRefusal);
@@ -438,7 +439,7 @@ public final class RelaySession implements ClientConnection {
             log.debug("{} connection {}: {}", side, Addresses.of(channel.remoteAddress()), cause.toString());
         } else {
             log.warn("closing {} connection {}", side, Addresses.of(channel.remoteAddress()), cause);
-            context.metrics().connectionClosed(handlers.role().label(), CloseReason.INTERNAL_ERROR);
+            context.metrics().connectionClosed(roleLabel, CloseReason.INTERNAL_ERROR);
         }
         channel.close();
     }

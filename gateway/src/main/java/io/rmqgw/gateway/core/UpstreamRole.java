@@ -9,7 +9,10 @@ import java.util.List;
  */
 public interface UpstreamRole {
 
-    /** Request code to handler for this role. */
+    /**
+     * Request code to filters and handler for this role, read per request: a reload that changes which features are
+     * configured gives the role a rebuilt table.
+     */
     HandlerTable handlers();
 
     /**

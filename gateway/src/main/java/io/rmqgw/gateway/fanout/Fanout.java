@@ -80,10 +80,10 @@ public final class Fanout implements Feature {
         return "fanout";
     }
 
-    /** On the name-server role, the fan-out topic's route is the gateway's own. */
+    /** On the name-server role while fan-out is on, the fan-out topic's route is the gateway's own. */
     @Override
     public void register(Role role, String upstream, HandlerTable.Builder table) {
-        if (role == Role.NAMESRV) {
+        if (role == Role.NAMESRV && settings.enabled()) {
             table.filter(new FanoutRouteFilter(this), RequestCode.GET_ROUTEINFO_BY_TOPIC);
         }
     }

@@ -16,7 +16,7 @@ import java.util.List;
 public final class NamesrvRole implements UpstreamRole {
 
     private final RelayContext context;
-    private final HandlerTable handlers;
+    private volatile HandlerTable handlers;
     private final GatewayMetrics metrics;
     private final Readiness readiness;
 
@@ -31,6 +31,11 @@ public final class NamesrvRole implements UpstreamRole {
     @Override
     public HandlerTable handlers() {
         return handlers;
+    }
+
+    /** Every later request is dispatched by {@code rebuilt} (a reload changed which features are configured). */
+    public void handlers(HandlerTable rebuilt) {
+        this.handlers = rebuilt;
     }
 
     @Override

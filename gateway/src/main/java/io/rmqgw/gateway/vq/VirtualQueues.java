@@ -23,6 +23,7 @@ import io.rmqgw.gateway.core.Role;
 import io.rmqgw.gateway.core.UpstreamRole;
 import io.rmqgw.gateway.pool.UpstreamPool;
 import io.rmqgw.gateway.route.RouteQueries;
+import io.rmqgw.gateway.route.RouteShaper;
 import io.rmqgw.routing.ClusterView;
 import io.rmqgw.routing.RouteDialect;
 import io.rmqgw.routing.VirtualRoute;
@@ -161,10 +162,13 @@ public final class VirtualQueues implements ServedGroups, Feature, AutoCloseable
         return "virtual-queues";
     }
 
-    /** On a real broker's role, the served groups' registrations stop at the gateway and their members are its own. */
+    /**
+     * On a real broker's role while some group is served, the served groups' registrations stop at the gateway and
+     * their members are its own.
+     */
     @Override
     public void register(Role role, String upstream, HandlerTable.Builder table) {
-        if (role == Role.BROKER) {
+        if (role == Role.BROKER && !settings.isEmpty()) {
             table.filter(new ServedGroupsFilter(this), RequestCode.HEART_BEAT, RequestCode.GET_CONSUMER_LIST_BY_GROUP);
         }
     }
@@ -210,6 +214,11 @@ public final class VirtualQueues implements ServedGroups, Feature, AutoCloseable
     /** Every consumer, for metrics and tests. */
     public List<VirtualConsumer> consumers() {
         return List.copyOf(consumers.values());
+    }
+
+    /** What the name-server role's route answers pass last: {@link #shapeRoute} while some topic is served, else nothing. */
+    public RouteShaper routeShaper() {
+        return settings.isEmpty() ? RouteShaper.NONE : this::shapeRoute;
     }
 
     /**
