@@ -9,22 +9,20 @@ import io.rmqgw.gateway.config.FanoutConfig;
 import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.UpstreamAclConfig;
 import io.rmqgw.gateway.config.VirtualQueueConfig;
-import io.rmqgw.it.fixture.ForkedBroker;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.Admin;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.metrics.MeterReadings;
-import io.rmqgw.testing.Closer;
+import io.rmqgw.testing.UniqueNames;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
@@ -44,8 +42,6 @@ import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -61,51 +57,43 @@ import org.junit.jupiter.params.provider.EnumSource;
  * {@code upstream.acl}: with it, fan-out and virtual queues work against this broker; without it, a fan-out
  * is refused with the broker's authentication refusal in the remark.
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster(forked = true, brokerConfig = {
+    // ACL 2.0 on a broker with a name server of its own: it must not affect the shared cluster
+    "authenticationEnabled=true",
+    "authenticationProvider=org.apache.rocketmq.auth.authentication.provider.DefaultAuthenticationProvider",
+    "authenticationMetadataProvider="
+        + "org.apache.rocketmq.auth.authentication.provider.LocalAuthenticationMetadataProvider",
+    "initAuthenticationUser={\"username\":\"" + AclIT.USER + "\",\"password\":\"" + AclIT.SECRET + "\"}",
+    "innerClientAuthenticationCredentials={\"accessKey\":\"" + AclIT.USER + "\",\"secretKey\":\"" + AclIT.SECRET
+        + "\"}"})
 class AclIT {
 
     static final String USER = "rmqgw_acl";
     static final String SECRET = "rmqgw-acl-secret-1";
     static final String WRONG_SECRET = "not-the-secret";
 
-    @RegisterExtension
-    static final Closer CLOSER = Closer.allTests();
-    static ForkedBroker broker;
+    static ClusterUnderTest broker;
     static GatewayFixture toBinary;
     static GatewayFixture toJson;
     /** Fan-out and virtual queues on, signing its own requests with upstream.acl. */
     static GatewayFixture ownSigned;
     /** The same without upstream.acl. */
     static GatewayFixture ownUnsigned;
-    static SharedCluster shared;
     static String fanA;
     static String fanB;
     static String vqTopic;
     static String vqGroup;
 
     @BeforeAll
-    static void setUp(SharedCluster cluster) throws Exception {
-        shared = cluster;
-        Properties acl = new Properties();
-        acl.setProperty("authenticationEnabled", "true");
-        acl.setProperty("authenticationProvider",
-            "org.apache.rocketmq.auth.authentication.provider.DefaultAuthenticationProvider");
-        acl.setProperty("authenticationMetadataProvider",
-            "org.apache.rocketmq.auth.authentication.provider.LocalAuthenticationMetadataProvider");
-        acl.setProperty("initAuthenticationUser", "{\"username\":\"" + USER + "\",\"password\":\"" + SECRET + "\"}");
-        acl.setProperty("innerClientAuthenticationCredentials",
-            "{\"accessKey\":\"" + USER + "\",\"secretKey\":\"" + SECRET + "\"}");
-        // its own name server: the broker's ACL must not affect the shared cluster
-        broker = CLOSER.add(ForkedBroker.create(cluster.dir().resolve("acl-broker"), null, "ItAclCluster", "it-acl-a",
-            acl).start());
-        System.err.println("[it] " + broker + " (ACL 2.0) started in " + broker.lastStartTime().toMillis() + " ms");
-        toBinary = CLOSER.add(GatewayFixture.start(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ));
-        toJson = CLOSER.add(GatewayFixture.start(broker.namesrvAddress(), HeaderEncoding.JSON));
+    static void setUp(ClusterUnderTest cluster) throws Exception {
+        broker = cluster;
+        toBinary = cluster.closeAfterClass(GatewayFixture.on(cluster).start());
+        toJson = cluster.closeAfterClass(GatewayFixture.on(cluster).headerEncoding(HeaderEncoding.JSON).start());
 
-        fanA = cluster.topic("acl_fan_a");
-        fanB = cluster.topic("acl_fan_b");
-        vqTopic = cluster.topic("acl_vq");
-        vqGroup = cluster.group("acl_vq");
+        fanA = UniqueNames.topic("acl_fan_a");
+        fanB = UniqueNames.topic("acl_fan_b");
+        vqTopic = UniqueNames.topic("acl_vq");
+        vqGroup = UniqueNames.group("acl_vq");
         for (String topic : List.of(fanA, fanB, vqTopic)) {
             Admin.createTopic(broker.brokerAddress(), topic, 2, hook(SECRET));
             Admin.awaitRoute(broker.namesrvAddress(), topic, broker.brokerName(), Duration.ofSeconds(15));
@@ -113,11 +101,9 @@ class AclIT {
         FanoutConfig fanout = new FanoutConfig(true, null, null, null, null, null);
         List<VirtualQueueConfig> vq = List.of(new VirtualQueueConfig(vqGroup, vqTopic, 2, null, null, null, null, null,
             null));
-        ownSigned = CLOSER.add(GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
-            .withUpstream(c.upstream().withAcl(new UpstreamAclConfig(USER, SECRET))).withFanout(fanout)
-            .withVirtualQueues(vq)));
-        ownUnsigned = CLOSER.add(GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ,
-            c -> c.withFanout(fanout)));
+        ownSigned = cluster.closeAfterClass(GatewayFixture.on(cluster).fanout(fanout).virtualQueues(vq)
+            .configure(c -> c.withUpstream(c.upstream().withAcl(new UpstreamAclConfig(USER, SECRET)))).start());
+        ownUnsigned = cluster.closeAfterClass(GatewayFixture.on(cluster).fanout(fanout).start());
     }
 
     private static AclClientRPCHook hook(String secret) {
@@ -133,7 +119,7 @@ class AclIT {
     @ParameterizedTest
     @EnumSource(ClientVersion.class)
     void signedJsonClientsProduceAndConsumeThroughTheBinaryUpgrade(ClientVersion version) throws Exception {
-        String topic = shared.topic("acl_" + version.name());
+        String topic = UniqueNames.topic("acl_" + version.name());
         ScenarioResult sent = signed(version, "sync-send", toBinary.namesrvAddress(), topic, SECRET).count(20)
             .run().assertOk();
         ScenarioResult received = signed(version, "push-consume", toBinary.namesrvAddress(), topic, SECRET).count(20)
@@ -146,7 +132,7 @@ class AclIT {
 
     @Test
     void aSignedBinaryClientWorksThroughTheJsonDowngrade() throws Exception {
-        String topic = shared.topic("acl_bin");
+        String topic = UniqueNames.topic("acl_bin");
         ScenarioResult sent = signed(ClientVersion.V5_4_0, "sync-send", toJson.namesrvAddress(), topic, SECRET)
             .systemProperty("rocketmq.serialize.type", "ROCKETMQ").count(10).run().assertOk();
         ScenarioResult received = signed(ClientVersion.V5_4_0, "lite-pull-consume", toJson.namesrvAddress(), topic,
@@ -159,7 +145,7 @@ class AclIT {
     @ParameterizedTest
     @EnumSource(ClientVersion.class)
     void aWrongSecretGetsTheBrokersOwnRefusalUnchanged(ClientVersion version) throws Exception {
-        String topic = shared.topic("acl_bad_" + version.name());
+        String topic = UniqueNames.topic("acl_bad_" + version.name());
         JsonNode direct = refusal(version, broker.namesrvAddress(), topic);
         JsonNode viaGateway = refusal(version, toBinary.namesrvAddress(), topic);
         System.err.println("[it] ACL refusal direct: " + direct + "\n[it] via gateway: " + viaGateway);
@@ -261,7 +247,7 @@ class AclIT {
     }
 
     private static DefaultMQProducer signedProducer(GatewayFixture gateway, String hint) throws Exception {
-        DefaultMQProducer p = new DefaultMQProducer(shared.group(hint + "_pg"), hook(SECRET));
+        DefaultMQProducer p = new DefaultMQProducer(UniqueNames.group(hint + "_pg"), hook(SECRET));
         p.setNamesrvAddr(gateway.namesrvAddress());
         p.setInstanceName("rmqgw-it-" + hint + "-" + System.nanoTime());
         p.setRetryTimesWhenSendFailed(0);
@@ -271,7 +257,7 @@ class AclIT {
 
     /** The keys a signed consumer of {@code topic} through {@code gateway} reads from the first offset. */
     private static Set<String> signedReceive(GatewayFixture gateway, String topic, int expected) throws Exception {
-        DefaultLitePullConsumer consumer = new DefaultLitePullConsumer(shared.group(topic + "_cg"), hook(SECRET));
+        DefaultLitePullConsumer consumer = new DefaultLitePullConsumer(UniqueNames.group(topic + "_cg"), hook(SECRET));
         consumer.setNamesrvAddr(gateway.namesrvAddress());
         consumer.setInstanceName("rmqgw-it-acl-consume-" + System.nanoTime());
         consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);

@@ -7,18 +7,17 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.it.fixture.BrokerRequestRecorder;
 import io.rmqgw.it.fixture.BrokerRequestRecorder.RecordedRequest;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioProcess;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.testing.Await;
-import io.rmqgw.testing.Closer;
+import io.rmqgw.testing.UniqueNames;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -43,8 +42,6 @@ import org.apache.rocketmq.remoting.protocol.route.TopicRouteData;
 import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The admin API of rocketmq-tools 5.4.0 ({@link DefaultMQAdminExt}, in this JVM) with the gateway
@@ -54,18 +51,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The broker's request recorder shows every request it received in the meantime came over the
  * gateway's upstream connections: the admin never reached the broker itself.
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster
 class AdminThroughGatewayIT {
 
-    static SharedCluster cluster;
-    @RegisterExtension
-    static final Closer CLOSER = Closer.allTests();
+    static ClusterUnderTest cluster;
     static GatewayFixture gateway;
 
     @BeforeAll
-    static void setUp(SharedCluster shared) throws Exception {
+    static void setUp(ClusterUnderTest shared) throws Exception {
         cluster = shared;
-        gateway = CLOSER.add(GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ));
+        gateway = shared.closeAfterClass(GatewayFixture.on(shared).start());
     }
 
     private static DefaultMQAdminExt startAdmin() throws Exception {
@@ -88,7 +83,7 @@ class AdminThroughGatewayIT {
 
     @Test
     void adminToolsSeeTheGatewayOnly() throws Exception {
-        String topic = cluster.topic("admin");
+        String topic = UniqueNames.topic("admin");
         String group = cluster.group("admin");
         String consumerInstance = "rmqgw-it-admin-consumer-" + System.nanoTime();
         String advertised = gateway.gateway().brokerListeners().get(cluster.brokerAddress());

@@ -4,19 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rmqgw.gateway.config.HeaderEncoding;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
-import io.rmqgw.it.support.Admin;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioProcess;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.Await;
-import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawRemoting;
+import io.rmqgw.testing.UniqueNames;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -34,8 +32,6 @@ import org.apache.rocketmq.remoting.protocol.header.SendMessageRequestHeader;
 import org.apache.rocketmq.remoting.protocol.header.namesrv.GetRouteInfoRequestHeader;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Bytes that are no remoting frame, sent from raw sockets to the gateway's name-server port and to
@@ -43,20 +39,18 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * by reason, while a real client sending through the same gateway all along, and an idle
  * well-behaved connection on each port, are not disturbed.
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster
 class BadInputIT {
 
     private static final Duration CLOSE_WITHIN = Duration.ofSeconds(5);
 
-    static SharedCluster cluster;
-    @RegisterExtension
-    static final Closer CLOSER = Closer.allTests();
+    static ClusterUnderTest cluster;
     static GatewayFixture gateway;
 
     @BeforeAll
-    static void setUp(SharedCluster shared) throws Exception {
+    static void setUp(ClusterUnderTest shared) throws Exception {
         cluster = shared;
-        gateway = CLOSER.add(GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ));
+        gateway = shared.closeAfterClass(GatewayFixture.on(shared).start());
     }
 
     /** One malformed input and the reason label the gateway must count it under. */
@@ -136,9 +130,8 @@ class BadInputIT {
      */
     @Test
     void aGoodRequestBeforeGarbageInOneWriteIsAnswered() throws Exception {
-        String topic = cluster.topic("garbage_after");
-        Admin.createTopic(cluster.brokerAddress(), topic, 4);
-        Admin.awaitRoute(cluster.namesrvAddress(), topic, cluster.brokerName(), Duration.ofSeconds(15));
+        String topic = UniqueNames.topic("garbage_after");
+        cluster.createTopic(topic, 4);
         byte[] garbage = badInputs().get("garbage").bytes();
         double before = MeterReadings.of(gateway.metrics()).decodeErrors("bad_length");
         for (SerializeType encoding : SerializeType.values()) {
@@ -167,7 +160,7 @@ class BadInputIT {
 
     @Test
     void malformedInputClosesOnlyThatConnection() throws Exception {
-        String topic = cluster.topic("bad_input");
+        String topic = UniqueNames.topic("bad_input");
         int namesrvPort = gateway.listenPort();
         int brokerPort = gateway.brokerPort(cluster.brokerAddress());
         Map<String, BadInput> inputs = badInputs();

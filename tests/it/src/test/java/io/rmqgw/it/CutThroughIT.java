@@ -4,22 +4,19 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.rmqgw.gateway.config.HeaderEncoding;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.metrics.MeterReadings;
-import io.rmqgw.testing.Closer;
+import io.rmqgw.testing.UniqueNames;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -29,27 +26,25 @@ import org.junit.jupiter.params.provider.CsvSource;
  * gateway to a real broker, a consumer of the same version receives every one byte for byte, and the gateway
  * counted the sends after each connection's first (which waits for the dial and is stored whole) as streamed.
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster
 class CutThroughIT {
 
     private static final int COUNT = 4;
     private static final Duration TIMEOUT = Duration.ofSeconds(90);
 
-    static SharedCluster cluster;
-    @RegisterExtension
-    static final Closer CLOSER = Closer.allTests();
+    static ClusterUnderTest cluster;
     static GatewayFixture gateway;
 
     @BeforeAll
-    static void setUp(SharedCluster shared) throws Exception {
+    static void setUp(ClusterUnderTest shared) throws Exception {
         cluster = shared;
-        gateway = CLOSER.add(GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ));
+        gateway = shared.closeAfterClass(GatewayFixture.on(shared).start());
     }
 
     @ParameterizedTest(name = "{0} {1} bytes")
     @CsvSource({"V4_9_7, 102400", "V5_4_0, 102400", "V4_9_7, 4177920", "V5_4_0, 4177920"})
     void largeMessagesArriveIntactAndStreamThrough(ClientVersion version, int bodySize) throws Exception {
-        String topic = cluster.topic("cut_through_" + bodySize);
+        String topic = UniqueNames.topic("cut_through_" + bodySize);
         double streamedBefore = MeterReadings.of(gateway.metrics()).framesStreamed();
         ScenarioResult sent = run(ScenarioRunner.scenario(version, "sync-send").namesrv(gateway.namesrvAddress())
             .topic(topic).count(COUNT).arg("body-size", bodySize).arg("random-body", true)

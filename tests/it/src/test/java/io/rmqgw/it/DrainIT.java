@@ -3,11 +3,10 @@ package io.rmqgw.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rmqgw.gateway.config.HeaderEncoding;
+import io.rmqgw.it.fixture.ClusterTopic;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
-import io.rmqgw.it.support.Admin;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.metrics.MeterReadings;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -32,7 +31,6 @@ import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Stopping the gateway under load (issue 16, item 1): four real sync producers and a long-polling
@@ -41,18 +39,16 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * and no send the broker stored may have been answered as failed: read straight from the broker, every
  * acknowledged key is there and no failed key is.
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster
 class DrainIT {
 
     private static final int PRODUCERS = 4;
     private static final Duration DRAIN = Duration.ofSeconds(10);
 
     @Test
-    void stopUnderLoadDrainsInsideTheTimeoutAndFailsNoStoredSend(SharedCluster cluster) throws Exception {
-        String topic = cluster.topic("drain");
-        Admin.createTopic(cluster.brokerAddress(), topic, 4);
-        Admin.awaitRoute(cluster.namesrvAddress(), topic, cluster.brokerName(), Duration.ofSeconds(15));
-        GatewayFixture gateway = GatewayFixture.start(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ);
+    void stopUnderLoadDrainsInsideTheTimeoutAndFailsNoStoredSend(ClusterUnderTest cluster,
+        @ClusterTopic(hint = "drain") String topic) throws Exception {
+        GatewayFixture gateway = GatewayFixture.on(cluster).start();
 
         Set<String> acknowledged = ConcurrentHashMap.newKeySet();
         Map<String, String> failed = new ConcurrentHashMap<>();
@@ -170,7 +166,7 @@ class DrainIT {
     }
 
     /** Every message of {@code topic}, read straight from the broker: key to how many times it is stored. */
-    private static Map<String, Integer> readFromTheBroker(SharedCluster cluster, String topic, int atLeast)
+    private static Map<String, Integer> readFromTheBroker(ClusterUnderTest cluster, String topic, int atLeast)
         throws Exception {
         DefaultLitePullConsumer consumer = new DefaultLitePullConsumer(cluster.group("drain_check"));
         consumer.setNamesrvAddr(cluster.namesrvAddress());

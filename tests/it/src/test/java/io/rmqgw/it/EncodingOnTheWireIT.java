@@ -9,17 +9,17 @@ import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.it.fixture.BrokerRequestRecorder;
 import io.rmqgw.it.fixture.BrokerRequestRecorder.RecordedRequest;
 import io.rmqgw.it.fixture.BrokerRequestRecorder.Server;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.Admin;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioProcess;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.metrics.MeterReadings;
-import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.RawRemoting;
+import io.rmqgw.testing.UniqueNames;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -52,8 +52,6 @@ import org.apache.rocketmq.remoting.protocol.header.SendMessageRequestHeaderV2;
 import org.apache.rocketmq.remoting.protocol.header.namesrv.GetRouteInfoRequestHeader;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Header encodings as they are on the wire, around two gateways in front of the same broker: one
@@ -65,22 +63,20 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * to a topic with an illegal character is answered at the edge with INVALID_PARAMETER (29) and
  * never reaches the broker.
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster
 class EncodingOnTheWireIT {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
-    static SharedCluster cluster;
-    @RegisterExtension
-    static final Closer CLOSER = Closer.allTests();
+    static ClusterUnderTest cluster;
     static GatewayFixture upgrading;
     static GatewayFixture preserving;
 
     @BeforeAll
-    static void setUp(SharedCluster shared) throws Exception {
+    static void setUp(ClusterUnderTest shared) throws Exception {
         cluster = shared;
-        upgrading = CLOSER.add(GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ));
-        preserving = CLOSER.add(GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.PRESERVE));
+        upgrading = shared.closeAfterClass(GatewayFixture.on(shared).start());
+        preserving = shared.closeAfterClass(GatewayFixture.on(shared).headerEncoding(HeaderEncoding.PRESERVE).start());
     }
 
     private static Map<String, GatewayFixture> gateways() {
@@ -155,7 +151,7 @@ class EncodingOnTheWireIT {
     @Test
     void legacyClientJsonArrivesAsRocketmqOrAsSentSideBySide() throws Exception {
         Map<String, String> topics = new HashMap<>();
-        gateways().keySet().forEach(name -> topics.put(name, cluster.topic("wire_" + name)));
+        gateways().keySet().forEach(name -> topics.put(name, UniqueNames.topic("wire_" + name)));
         Map<GatewayFixture, String> topicOf = new HashMap<>();
         gateways().forEach((name, g) -> topicOf.put(g, topics.get(name)));
         int n = 10;
@@ -240,7 +236,7 @@ class EncodingOnTheWireIT {
 
     @Test
     void answersMirrorTheRequestEncoding() throws Exception {
-        String topic = cluster.topic("mirror");
+        String topic = UniqueNames.topic("mirror");
         Admin.createTopic(cluster.brokerAddress(), topic, 4);
         String group = cluster.group("mirror");
         List<String> table = new ArrayList<>();
@@ -312,7 +308,7 @@ class EncodingOnTheWireIT {
     @Test
     void illegalTopicIsAnsweredAtTheEdgeAndNeverForwarded() throws Exception {
         String badTopic = "it_bad topic!" + System.nanoTime();
-        String goodTopic = cluster.topic("names_ok");
+        String goodTopic = UniqueNames.topic("names_ok");
         Admin.createTopic(cluster.brokerAddress(), goodTopic, 4);
 
         // The 4.9.7 client checks topic names itself: it refuses before anything is sent.

@@ -4,15 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.it.fixture.BrokerRequestRecorder;
 import io.rmqgw.it.fixture.BrokerRequestRecorder.RecordedRequest;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioResult;
-import io.rmqgw.testing.Closer;
+import io.rmqgw.testing.UniqueNames;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -21,15 +20,13 @@ import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The whole client contract through the gateway: real 4.9.7 and 5.4.0 clients whose only address is
  * the gateway, a real broker behind it. Every scenario run also checks, from /proc, that the client
  * process connected to gateway ports only; here the broker side checks that it saw the gateway only.
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster
 class GatewayIT extends ClientScenarioContract {
 
     /**
@@ -40,15 +37,13 @@ class GatewayIT extends ClientScenarioContract {
     private static final Set<Integer> BROKER_TO_NAMESRV = Set.of(RequestCode.REGISTER_BROKER, RequestCode.UNREGISTER_BROKER,
         RequestCode.QUERY_DATA_VERSION, RequestCode.BROKER_HEARTBEAT, RequestCode.GET_BROKER_CLUSTER_INFO);
 
-    static SharedCluster cluster;
-    @RegisterExtension
-    static final Closer CLOSER = Closer.allTests();
+    static ClusterUnderTest cluster;
     static GatewayFixture gateway;
 
     @BeforeAll
-    static void setUp(SharedCluster shared) throws Exception {
+    static void setUp(ClusterUnderTest shared) throws Exception {
         cluster = shared;
-        gateway = CLOSER.add(GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ));
+        gateway = shared.closeAfterClass(GatewayFixture.on(shared).start());
     }
 
     @Override
@@ -58,7 +53,7 @@ class GatewayIT extends ClientScenarioContract {
 
     @Override
     protected String topic(String hint) {
-        return cluster.topic(hint);
+        return UniqueNames.topic(hint);
     }
 
     @Override
@@ -78,7 +73,7 @@ class GatewayIT extends ClientScenarioContract {
      */
     @Test
     void brokerAndNameServerSeeOnlyTheGatewayAndBinaryHeaders() throws Exception {
-        String topic = cluster.topic("only_gateway");
+        String topic = UniqueNames.topic("only_gateway");
         try (BrokerRequestRecorder.Recording rec = cluster.recorder().start()) {
             ScenarioResult send = run(scenario(ClientVersion.V4_9_7, "sync-send", topic).count(5).timeout(SEND_TIMEOUT));
             ScenarioResult consume = run(scenario(ClientVersion.V4_9_7, "push-consume", topic)

@@ -3,14 +3,15 @@ package io.rmqgw.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.it.fixture.ClusterTopic;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.ForkedGateway;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
-import io.rmqgw.it.support.Admin;
+import io.rmqgw.it.fixture.GatewayFixture;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.DeliveryLedger;
 import io.rmqgw.it.support.FaultLoad;
 import io.rmqgw.testing.FreePorts;
-import java.nio.file.Paths;
+import io.rmqgw.testing.UniqueNames;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -18,7 +19,6 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The gateway itself killed with SIGKILL mid-load and started again on its ports (issue 14, faults): two sync
@@ -26,24 +26,21 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * acknowledged may be lost; duplicates (consumer redeliveries of offsets not yet committed, sends answered as
  * failed but stored) are counted and reported.
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster
 class GatewayKilledUnderLoadIT {
 
     private static final List<String> JVM = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
         "-XX:-UsePerfData");
 
     @Test
-    void noAcknowledgedSendIsLostWhenTheGatewayIsKilledAndRestarted(SharedCluster shared) throws Exception {
-        String topic = shared.topic("gw_kill_load");
-        Admin.createTopic(shared.brokerAddress(), topic, 4);
-        Admin.awaitRoute(shared.namesrvAddress(), topic, shared.brokerName(), Duration.ofSeconds(30));
+    void noAcknowledgedSendIsLostWhenTheGatewayIsKilledAndRestarted(ClusterUnderTest cluster,
+        @ClusterTopic(hint = "gw_kill_load") String topic) throws Exception {
         int port = FreePorts.port();
         int brokerPorts = FreePorts.range(12);
-        String work = System.getProperty("rmqgw.it.workDir", System.getProperty("java.io.tmpdir"));
         DeliveryLedger ledger = new DeliveryLedger();
-        ForkedGateway gateway = ForkedGateway.start(Paths.get(work, "gw-kill-1-" + System.nanoTime()),
-            shared.namesrvAddress(), JVM, port, brokerPorts, "");
-        try (FaultLoad load = FaultLoad.start(gateway.namesrvAddress(), topic, shared.group("gw_kill_load"), 2, 5,
+        ForkedGateway gateway = GatewayFixture.on(cluster).forked(UniqueNames.workDir("gw-kill-1")).jvmOptions(JVM)
+            .ports(port, brokerPorts).start();
+        try (FaultLoad load = FaultLoad.start(gateway.namesrvAddress(), topic, UniqueNames.group("gw_kill_load"), 2, 5,
             Duration.ofSeconds(3), 2, ledger)) {
             load.awaitMoreAcknowledged(300, Duration.ofSeconds(30));
 
@@ -53,8 +50,8 @@ class GatewayKilledUnderLoadIT {
             TimeUnit.SECONDS.sleep(2);
             int failedWhileDown = load.failed();
             long t0 = System.nanoTime();
-            gateway = ForkedGateway.start(Paths.get(work, "gw-kill-2-" + System.nanoTime()),
-                shared.namesrvAddress(), JVM, port, brokerPorts, "");
+            gateway = GatewayFixture.on(cluster).forked(UniqueNames.workDir("gw-kill-2")).jvmOptions(JVM)
+                .ports(port, brokerPorts).start();
             long restartMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
             int atRestart = load.acknowledged();
             long back = System.nanoTime();

@@ -7,16 +7,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.rmqgw.gateway.config.FanoutConfig;
-import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.UpstreamAclConfig;
+import io.rmqgw.it.fixture.BeforeClusterStart;
+import io.rmqgw.it.fixture.ClusterTopic;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.ForkedBroker;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.LegacyClusterFixture;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ProcSockets;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.metrics.MeterReadings;
+import io.rmqgw.testing.UniqueNames;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,7 +28,6 @@ import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
 import org.apache.rocketmq.acl.common.AclClientRPCHook;
@@ -36,7 +38,6 @@ import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -50,6 +51,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * own refusal, code and remark as a direct connection gets them. The gateway's own requests (fan-out parts)
  * signed with {@code upstream.acl} are accepted; unsigned, they are refused with the broker's reason.
  */
+@RocketMqCluster(version = "4.9.7", brokerConfig = "aclEnable=true")
 class LegacyAclIT {
 
     static final String WRITER = "rmqgw_writer";
@@ -59,40 +61,46 @@ class LegacyAclIT {
     static final String GATEWAY_USER = "rmqgw_gateway";
     static final String GATEWAY_SECRET = "rmqgw-gateway-secret-1";
 
-    static final String RUN = Long.toString(System.nanoTime() % 1_000_000);
     static final Map<ClientVersion, String> TOPICS = new EnumMap<>(ClientVersion.class);
-    static final String READ_ONLY_TOPIC = "acl1_read_only_" + RUN;
-    static final String BAD_SECRET_TOPIC = "acl1_bad_secret_" + RUN;
-    static final String FAN_A = "acl1_fan_a_" + RUN;
-    static final String FAN_B = "acl1_fan_b_" + RUN;
+    @ClusterTopic(queues = 2)
+    static String v497Topic;
+    @ClusterTopic(queues = 2)
+    static String v540Topic;
+    @ClusterTopic(queues = 2)
+    static String readOnlyTopic;
+    @ClusterTopic(queues = 2)
+    static String badSecretTopic;
+    @ClusterTopic(queues = 2)
+    static String fanA;
+    @ClusterTopic(queues = 2)
+    static String fanB;
 
-    @RegisterExtension
-    static final LegacyClusterFixture LEGACY = new LegacyClusterFixture();
-    static ForkedBroker broker;
+    static ClusterUnderTest broker;
     /** Relays toward the broker as ROCKETMQ binary; fan-out on, its parts signed with upstream.acl. */
     static GatewayFixture gateway;
     /** The same without upstream.acl. */
     static GatewayFixture unsigned;
 
-    @BeforeAll
-    static void setUp() throws Exception {
-        for (ClientVersion version : ClientVersion.values()) {
-            TOPICS.put(version, "acl1_" + version.name() + "_" + RUN);
-        }
+    /** The accounts, written before the 4.9.7 broker starts: it reads them once. */
+    @BeforeClusterStart
+    static void writeAclFile(Path home) throws Exception {
+        TOPICS.put(ClientVersion.V4_9_7, v497Topic);
+        TOPICS.put(ClientVersion.V5_4_0, v540Topic);
         List<String> topics = new ArrayList<>(TOPICS.values());
-        topics.addAll(List.of(READ_ONLY_TOPIC, BAD_SECRET_TOPIC, FAN_A, FAN_B));
-        Properties acl = new Properties();
-        acl.setProperty("aclEnable", "true");
-        broker = LEGACY.create("legacy-acl-" + RUN, "ItLegacyAclCluster", "it-legacy-acl", acl, topics);
-        Path aclFile = broker.legacyHome().resolve("conf").resolve("plain_acl.yml");
+        topics.addAll(List.of(readOnlyTopic, badSecretTopic, fanA, fanB));
+        Path aclFile = home.resolve("conf").resolve("plain_acl.yml");
         Files.createDirectories(aclFile.getParent());
         Files.writeString(aclFile, plainAcl(topics));
-        LEGACY.start(", ACL 1.0");
+    }
+
+    @BeforeAll
+    static void setUp(ClusterUnderTest cluster) throws Exception {
+        broker = cluster;
         FanoutConfig fanout = new FanoutConfig(true, null, null, null, null, null);
-        gateway = LEGACY.add(GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
-            .withUpstream(c.upstream().withAcl(new UpstreamAclConfig(GATEWAY_USER, GATEWAY_SECRET))).withFanout(fanout)));
-        unsigned = LEGACY.add(GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ,
-            c -> c.withFanout(fanout)));
+        gateway = cluster.closeAfterClass(GatewayFixture.on(cluster).fanout(fanout)
+            .configure(c -> c.withUpstream(c.upstream().withAcl(new UpstreamAclConfig(GATEWAY_USER, GATEWAY_SECRET))))
+            .start());
+        unsigned = cluster.closeAfterClass(GatewayFixture.on(cluster).fanout(fanout).start());
     }
 
     /**
@@ -102,13 +110,13 @@ class LegacyAclIT {
     private static String plainAcl(List<String> writerTopics) {
         StringBuilder y = new StringBuilder("globalWhiteRemoteAddresses: []\naccounts:\n");
         y.append(account(WRITER, WRITER_SECRET, "SUB"));
-        writerTopics.stream().filter(t -> !t.equals(READ_ONLY_TOPIC))
+        writerTopics.stream().filter(t -> !t.equals(readOnlyTopic))
             .forEach(t -> y.append("      - ").append(t).append("=PUB|SUB\n"));
         y.append(account(READER, READER_SECRET, "SUB"));
-        y.append("      - ").append(READ_ONLY_TOPIC).append("=SUB\n");
+        y.append("      - ").append(readOnlyTopic).append("=SUB\n");
         y.append(account(GATEWAY_USER, GATEWAY_SECRET, "SUB"));
-        y.append("      - ").append(FAN_A).append("=PUB\n");
-        y.append("      - ").append(FAN_B).append("=PUB\n");
+        y.append("      - ").append(fanA).append("=PUB\n");
+        y.append("      - ").append(fanB).append("=PUB\n");
         return y.toString();
     }
 
@@ -152,12 +160,12 @@ class LegacyAclIT {
     @ParameterizedTest
     @EnumSource(ClientVersion.class)
     void aWrongSecretGetsTheBrokersOwnRefusalUnchanged(ClientVersion version) throws Exception {
-        assertSameRefusal(version, BAD_SECRET_TOPIC, WRITER, "not-the-secret");
+        assertSameRefusal(version, badSecretTopic, WRITER, "not-the-secret");
     }
 
     @Test
     void anAccountWithoutPublishPermissionGetsTheBrokersOwnRefusalUnchanged() throws Exception {
-        assertSameRefusal(ClientVersion.V4_9_7, READ_ONLY_TOPIC, READER, READER_SECRET);
+        assertSameRefusal(ClientVersion.V4_9_7, readOnlyTopic, READER, READER_SECRET);
     }
 
     private static void assertSameRefusal(ClientVersion version, String topic, String accessKey, String secret)
@@ -180,13 +188,13 @@ class LegacyAclIT {
         DefaultMQProducer producer = writerProducer(gateway, "acl1_fan_ok");
         SendResult result;
         try {
-            result = producer.send(AclIT.fanoutBatch("ok", FAN_A, FAN_B, FAN_A + "," + FAN_B));
+            result = producer.send(AclIT.fanoutBatch("ok", fanA, fanB, fanA + "," + fanB));
         } finally {
             producer.shutdown();
         }
         assertEquals(SendStatus.SEND_OK, result.getSendStatus(), result::toString);
-        assertEquals(Set.of("ok-0", "ok-2"), writerReceive(FAN_A, 2));
-        assertEquals(Set.of("ok-1", "ok-2"), writerReceive(FAN_B, 2));
+        assertEquals(Set.of("ok-0", "ok-2"), writerReceive(fanA, 2));
+        assertEquals(Set.of("ok-1", "ok-2"), writerReceive(fanB, 2));
         assertTrue(MeterReadings.of(gateway.metrics()).fanoutRequests("success") >= 1, "counted");
     }
 
@@ -194,13 +202,13 @@ class LegacyAclIT {
     void withoutUpstreamAclAFanOutIsRefusedWithTheBrokersReason() throws Exception {
         DefaultMQProducer producer = writerProducer(unsigned, "acl1_fan_unsigned");
         try {
-            Exception e = assertThrows(Exception.class, () -> producer.send(AclIT.fanoutBatch("unsigned", FAN_A)));
+            Exception e = assertThrows(Exception.class, () -> producer.send(AclIT.fanoutBatch("unsigned", fanA)));
             StringBuilder chain = new StringBuilder();
             for (Throwable t = e; t != null && chain.length() < 4000; t = t.getCause() == t ? null : t.getCause()) {
                 chain.append(t).append(" <- ");
             }
             System.err.println("[it] unsigned fan-out refused by 4.9.7: " + chain);
-            assertTrue(chain.toString().contains("fan-out failed: not stored in " + FAN_A), chain::toString);
+            assertTrue(chain.toString().contains("fan-out failed: not stored in " + fanA), chain::toString);
             // 4.9.7's words for a request without AccessKey
             assertTrue(chain.toString().contains("No accessKey is configured"), chain::toString);
         } finally {
@@ -213,9 +221,9 @@ class LegacyAclIT {
     }
 
     private static DefaultMQProducer writerProducer(GatewayFixture through, String hint) throws Exception {
-        DefaultMQProducer p = new DefaultMQProducer(hint + "_pg_" + RUN, writerHook());
+        DefaultMQProducer p = new DefaultMQProducer(UniqueNames.group(hint + "_pg"), writerHook());
         p.setNamesrvAddr(through.namesrvAddress());
-        p.setInstanceName("rmqgw-it-" + hint + "-" + System.nanoTime());
+        p.setInstanceName(UniqueNames.instance(hint));
         p.setRetryTimesWhenSendFailed(0);
         p.start();
         return p;

@@ -7,27 +7,27 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.rmqgw.gateway.config.CoalescingConfig;
 import io.rmqgw.gateway.config.FanoutConfig;
-import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.VirtualQueueConfig;
+import io.rmqgw.it.fixture.ClusterTopic;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.ForkedBroker;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.LegacyClusterFixture;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.GatewayClients;
 import io.rmqgw.it.support.ScenarioProcess;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.metrics.GatewayMetrics;
+import io.rmqgw.testing.UniqueNames;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendStatus;
@@ -37,7 +37,6 @@ import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The gateway's own features against a real RocketMQ 4.9.7 name server and broker (Maven Central artifacts in their
@@ -50,46 +49,49 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * and properties intact).
  * One gateway serves all three, each on topics of its own.
  */
+@RocketMqCluster(version = "4.9.7")
 class LegacyBrokerFeaturesIT {
 
     private static final Duration RECEIVE_TIMEOUT = Duration.ofSeconds(60);
-    private static final String RUN = Long.toString(System.nanoTime() % 1_000_000);
-    private static final AtomicInteger NAMES = new AtomicInteger();
 
-    static final String VQ_TOPIC = "legacy_vq_" + RUN;
-    static final String VQ_GROUP = "legacy_vq_group_" + RUN;
-    /** A virtual-queue topic of its own for the bypassing lite pull consumer (VQ_TOPIC's offsets are counted). */
-    static final String VQ_LITE_TOPIC = "legacy_vq_lite_" + RUN;
-    static final String COALESCED = "legacy_coalesce_" + RUN;
-    static final String FAN540_A = "legacy_fan540_a_" + RUN;
-    static final String FAN540_B = "legacy_fan540_b_" + RUN;
-    static final String FAN497_A = "legacy_fan497_a_" + RUN;
-    static final String FAN497_B = "legacy_fan497_b_" + RUN;
+    // queue counts as the 5.4.0 tests use them
+    @ClusterTopic(queues = 4)
+    static String vqTopic;
+    static final String VQ_GROUP = UniqueNames.group("legacy_vq_group");
+    /** A virtual-queue topic of its own for the bypassing lite pull consumer (vqTopic's offsets are counted). */
+    @ClusterTopic(queues = 2)
+    static String vqLiteTopic;
+    @ClusterTopic(queues = 4)
+    static String coalesced;
+    @ClusterTopic(queues = 4)
+    static String fan540A;
+    @ClusterTopic(queues = 2)
+    static String fan540B;
+    @ClusterTopic(queues = 2)
+    static String fan497A;
+    @ClusterTopic(queues = 4)
+    static String fan497B;
 
-    @RegisterExtension
-    static final LegacyClusterFixture LEGACY = new LegacyClusterFixture();
-    static ForkedBroker broker;
+    static ClusterUnderTest broker;
     static GatewayFixture gateway;
 
     @BeforeAll
-    static void setUp() throws Exception {
-        // queue counts as the 5.4.0 tests use them
-        broker = LEGACY.start("legacy-features-" + RUN, "ItLegacyFeaturesCluster", "it-legacy-features",
-            new Properties(), List.of(VQ_TOPIC + ":4", VQ_LITE_TOPIC + ":2", COALESCED + ":4", FAN540_A + ":4",
-                FAN540_B + ":2", FAN497_A + ":2", FAN497_B + ":4"));
+    static void setUp(ClusterUnderTest cluster) throws Exception {
+        broker = cluster;
         // as VirtualQueuesIT: few leases per virtual queue, so the messages spread over all consumers
-        VirtualQueueConfig vq = new VirtualQueueConfig(VQ_GROUP, VQ_TOPIC, 4, null, null, 8, null, null, null);
-        VirtualQueueConfig vqLite = new VirtualQueueConfig(VQ_GROUP + "_lite", VQ_LITE_TOPIC, 4, null, null, null,
+        VirtualQueueConfig vq = new VirtualQueueConfig(VQ_GROUP, vqTopic, 4, null, null, 8, null, null, null);
+        VirtualQueueConfig vqLite = new VirtualQueueConfig(VQ_GROUP + "_lite", vqLiteTopic, 4, null, null, null,
             null, null, null);
-        gateway = LEGACY.add(GatewayFixture.startWith(broker.namesrvAddress(), HeaderEncoding.ROCKETMQ, c -> c
-            .withVirtualQueues(List.of(vq, vqLite))
-            .withCoalescing(new CoalescingConfig(List.of(COALESCED), null, null, null, null))
-            .withFanout(new FanoutConfig(true, null, null, null, null, null))));
+        gateway = cluster.closeAfterClass(GatewayFixture.on(cluster)
+            .fanout(new FanoutConfig(true, null, null, null, null, null))
+            .virtualQueues(List.of(vq, vqLite))
+            .configure(c -> c.withCoalescing(new CoalescingConfig(List.of(coalesced), null, null, null, null)))
+            .start());
     }
 
-    /** A group name of this run from a hint (the 4.9.7 broker's store is this class's own). */
+    /** A group name of this run from a hint. */
     private static String group(String hint) {
-        return "legacy_" + hint.replaceAll("[^A-Za-z0-9_-]", "_") + "_" + NAMES.incrementAndGet() + "_" + RUN;
+        return UniqueNames.group("legacy_" + hint);
     }
 
     /**
@@ -106,7 +108,7 @@ class LegacyBrokerFeaturesIT {
 
     @Test
     void sixteenConsumersShareFourQueuesOfThe497Broker() throws Exception {
-        VirtualQueuesIT.sixteenConsumersShareFourQueues(gateway, VQ_TOPIC, VQ_GROUP, broker.brokerAddress(),
+        VirtualQueuesIT.sixteenConsumersShareFourQueues(gateway, vqTopic, VQ_GROUP, broker.brokerAddress(),
             LegacyBrokerFeaturesIT::group);
     }
 
@@ -116,20 +118,20 @@ class LegacyBrokerFeaturesIT {
      */
     @Test
     void aLitePullConsumerOfAnotherGroupReadsTheVirtualQueueTopicOfThe497BrokerInBypass() throws Exception {
-        String prefix = "lite-bypass-" + RUN + "-";
+        String prefix = "lite-bypass-" + UniqueNames.RUN + "-";
         int messages = 40;
         DefaultLitePullConsumer consumer = new DefaultLitePullConsumer(group("vq_lite_bypass"));
         consumer.setNamesrvAddr(gateway.namesrvAddress());
-        consumer.setInstanceName("rmqgw-it-lite-bypass-" + System.nanoTime());
+        consumer.setInstanceName(UniqueNames.instance("lite-bypass"));
         consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
-        consumer.subscribe(VQ_LITE_TOPIC, "*");
+        consumer.subscribe(vqLiteTopic, "*");
         consumer.start();
         Set<String> polled = new HashSet<>();
         try {
             DefaultMQProducer producer = GatewayClients.producer(LegacyBrokerFeaturesIT::group, gateway, "lite_bypass");
             try {
                 for (int i = 0; i < messages; i++) {
-                    assertEquals(SendStatus.SEND_OK, producer.send(new Message(VQ_LITE_TOPIC, "t", prefix + i,
+                    assertEquals(SendStatus.SEND_OK, producer.send(new Message(vqLiteTopic, "t", prefix + i,
                         ("m" + i).getBytes(StandardCharsets.UTF_8))).getSendStatus());
                 }
             } finally {
@@ -162,7 +164,7 @@ class LegacyBrokerFeaturesIT {
         // a 4.9.7 client (JSON headers) sending, a few ms apart, while 32 threads of 5.4.0 clients send to the same
         // queues: their sends share batches
         try (ScenarioProcess legacySender = ScenarioRunner.scenario(ClientVersion.V4_9_7, "sync-send")
-            .namesrv(gateway.namesrvAddress()).topic(COALESCED).count(legacySends).keyPrefix("k497")
+            .namesrv(gateway.namesrvAddress()).topic(coalesced).count(legacySends).keyPrefix("k497")
             .arg("interval-ms", 2).timeout(Duration.ofSeconds(60)).start()) {
             for (int p = 0; p < 4; p++) {
                 DefaultMQProducer producer = GatewayClients.producer(LegacyBrokerFeaturesIT::group, gateway, "c" + p);
@@ -171,15 +173,15 @@ class LegacyBrokerFeaturesIT {
             }
             try {
                 assertNotNull(legacySender.awaitLine("sent", Duration.ofSeconds(30)), "the 4.9.7 client sends");
-                sent = CoalescingIT.sendConcurrently(producers, COALESCED, 32, 20);
+                sent = CoalescingIT.sendConcurrently(producers, coalesced, 32, 20);
                 System.err.println("[it] the 4.9.7 client had " + legacySender.linesSoFar().stream()
                     .filter(l -> "sent".equals(l.path("type").asText())).count() + " of " + legacySends
                     + " sends answered when the 5.4.0 clients' " + sent.size() + " were");
                 legacy = legacySender.await().assertOk();
                 CoalescingIT.assertOwnIdsAndOffsets(sent.values(), gatewayStoreHost());
-                CoalescingIT.assertViewedById(producers.get(0), COALESCED, sent.values());
+                CoalescingIT.assertViewedById(producers.get(0), coalesced, sent.values());
                 for (JsonNode line : legacy.lines("sent")) {
-                    CoalescingIT.assertStored(line, producers.get(0).viewMessage(COALESCED,
+                    CoalescingIT.assertStored(line, producers.get(0).viewMessage(coalesced,
                         line.path("offsetMsgId").asText()));
                 }
             } finally {
@@ -202,7 +204,7 @@ class LegacyBrokerFeaturesIT {
                 line::toString);
         }
 
-        Map<String, MessageExt> received = receive(COALESCED, total);
+        Map<String, MessageExt> received = receive(coalesced, total);
         for (CoalescingIT.Sent s : sent.values()) {
             CoalescingIT.assertStored(s, received.get(s.key()));
         }
@@ -214,11 +216,11 @@ class LegacyBrokerFeaturesIT {
     @Test
     void aMixedBatchFromA540ProducerReachesEachDestinationOnThe497Broker() throws Exception {
         FanoutIT.aMixedBatchFromA540ProducerReaches(gateway, LegacyBrokerFeaturesIT::group,
-            LegacyBrokerFeaturesIT::receive, FAN540_A, FAN540_B, gatewayStoreHost());
+            LegacyBrokerFeaturesIT::receive, fan540A, fan540B, gatewayStoreHost());
     }
 
     @Test
     void aMixedBatchFromA497ProducerReachesEachDestinationOnThe497Broker() throws Exception {
-        FanoutIT.aMixedBatchFromA497ProducerReaches(gateway, LegacyBrokerFeaturesIT::receive, FAN497_A, FAN497_B);
+        FanoutIT.aMixedBatchFromA497ProducerReaches(gateway, LegacyBrokerFeaturesIT::receive, fan497A, fan497B);
     }
 }

@@ -4,22 +4,23 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rmqgw.gateway.config.HeaderEncoding;
+import io.rmqgw.it.fixture.ClusterTopic;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.ForkedBroker;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.LegacyClusterFixture;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.GatewayClients;
 import io.rmqgw.metrics.MeterReadings;
+import io.rmqgw.testing.UniqueNames;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendStatus;
@@ -43,7 +44,6 @@ import org.apache.rocketmq.remoting.protocol.header.QueryConsumerOffsetRequestHe
 import org.apache.rocketmq.remoting.protocol.header.QueryConsumerOffsetResponseHeader;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -55,35 +55,35 @@ import org.junit.jupiter.params.provider.EnumSource;
  * same consumer gets nothing (the broker answers {@code request type 361 not supported}); a 361 that is the first
  * request on its connection (the broker's version not yet seen) is sent again as 11 and answered.
  */
+@RocketMqCluster(version = "4.9.7")
 class LegacyLitePullIT {
 
-    private static final String RUN = Long.toString(System.nanoTime() % 1_000_000);
-    private static final AtomicInteger NAMES = new AtomicInteger();
     private static final Duration POLL_TIMEOUT = Duration.ofSeconds(60);
     private static final int MESSAGES = 40;
 
-    static final String SUBSCRIBED = "legacy_lite_sub_" + RUN;
-    static final String ASSIGNED = "legacy_lite_assign_" + RUN;
-    static final String DIRECT = "legacy_lite_direct_" + RUN;
-    static final String FIRST = "legacy_lite_first_" + RUN;
+    @ClusterTopic(queues = 4)
+    static String subscribed;
+    @ClusterTopic(queues = 4)
+    static String assigned;
+    @ClusterTopic(queues = 2)
+    static String direct;
+    @ClusterTopic(queues = 1)
+    static String first;
 
-    @RegisterExtension
-    static final LegacyClusterFixture LEGACY = new LegacyClusterFixture();
-    static ForkedBroker broker;
+    static ClusterUnderTest broker;
     static GatewayFixture gateway;
 
     @BeforeAll
-    static void setUp() throws Exception {
-        broker = LEGACY.start("legacy-litepull-" + RUN, "ItLegacyLitePullCluster", "it-legacy-litepull",
-            new Properties(), List.of(SUBSCRIBED + ":4", ASSIGNED + ":4", DIRECT + ":2", FIRST + ":1"));
+    static void setUp(ClusterUnderTest cluster) throws Exception {
+        broker = cluster;
         // headers as the clients send them: the 5.4.0 consumers' JSON and the raw requests' ROCKETMQ binary both
         // reach the broker translated
-        gateway = LEGACY.add(GatewayFixture.start(broker.namesrvAddress(), HeaderEncoding.PRESERVE));
-        send(FIRST, 5);
+        gateway = cluster.closeAfterClass(GatewayFixture.on(cluster).headerEncoding(HeaderEncoding.PRESERVE).start());
+        send(first, 5);
     }
 
     private static String group(String hint) {
-        return "legacy_lite_" + hint + "_" + NAMES.incrementAndGet() + "_" + RUN;
+        return UniqueNames.group("legacy_lite_" + hint);
     }
 
     private static String gatewayBroker() {
@@ -192,13 +192,13 @@ class LegacyLitePullIT {
 
     @Test
     void subscribeModePollsEverythingAndCommitsThroughTheGateway() throws Exception {
-        pollsEverythingAndCommits(SUBSCRIBED, "sub", c -> c.subscribe(SUBSCRIBED, "*"), c -> { });
+        pollsEverythingAndCommits(subscribed, "sub", c -> c.subscribe(subscribed, "*"), c -> { });
     }
 
     @Test
     void assignModePollsEverythingAndCommitsThroughTheGateway() throws Exception {
-        pollsEverythingAndCommits(ASSIGNED, "assign", c -> { }, c -> {
-            List<MessageQueue> queues = new ArrayList<>(c.fetchMessageQueues(ASSIGNED));
+        pollsEverythingAndCommits(assigned, "assign", c -> { }, c -> {
+            List<MessageQueue> queues = new ArrayList<>(c.fetchMessageQueues(assigned));
             assertEquals(4, queues.size());
             c.assign(queues);
         });
@@ -237,11 +237,11 @@ class LegacyLitePullIT {
     /** Why the gateway translates: the 4.9.7 broker itself refuses 361, and the lite pull consumer gets nothing. */
     @Test
     void directlyAgainstThe497BrokerTheSameConsumerGetsNothing() throws Exception {
-        send(DIRECT, 10);
+        send(direct, 10);
         NettyRemotingClient raw = rawClient();
         try {
             RemotingCommand answer = raw.invokeSync(broker.brokerAddress(),
-                litePull(group("direct_raw"), DIRECT, SerializeType.JSON), 10_000);
+                litePull(group("direct_raw"), direct, SerializeType.JSON), 10_000);
             assertEquals(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, answer.getCode());
             assertTrue(answer.getRemark().contains("request type 361 not supported"), answer.getRemark());
         } finally {
@@ -250,7 +250,7 @@ class LegacyLitePullIT {
         DefaultLitePullConsumer consumer = consumer(group("direct"), broker.namesrvAddress());
         consumer.start();
         try {
-            consumer.assign(new ArrayList<>(consumer.fetchMessageQueues(DIRECT)));
+            consumer.assign(new ArrayList<>(consumer.fetchMessageQueues(direct)));
             List<MessageExt> got = new ArrayList<>();
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(6);
             while (System.nanoTime() < until) {
@@ -273,11 +273,11 @@ class LegacyLitePullIT {
         NettyRemotingClient raw = rawClient();
         try {
             // stored once sent; the consume queue a pull reads follows a moment later
-            for (int attempt = 0; attempt < 50 && brokerMaxOffset(raw, FIRST) < 5; attempt++) {
+            for (int attempt = 0; attempt < 50 && brokerMaxOffset(raw, first) < 5; attempt++) {
                 TimeUnit.MILLISECONDS.sleep(100);
             }
-            assertEquals(5L, brokerMaxOffset(raw, FIRST));
-            RemotingCommand answer = raw.invokeSync(gatewayBroker(), litePull(group("first"), FIRST, encoding), 10_000);
+            assertEquals(5L, brokerMaxOffset(raw, first));
+            RemotingCommand answer = raw.invokeSync(gatewayBroker(), litePull(group("first"), first, encoding), 10_000);
             assertEquals(ResponseCode.SUCCESS, answer.getCode(), answer.getRemark());
             PullMessageResponseHeader header =
                 (PullMessageResponseHeader) answer.decodeCommandCustomHeader(PullMessageResponseHeader.class);

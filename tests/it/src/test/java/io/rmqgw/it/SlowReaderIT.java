@@ -5,14 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.Gauge;
 import io.rmqgw.gateway.config.DownstreamConfig;
-import io.rmqgw.gateway.config.HeaderEncoding;
+import io.rmqgw.it.fixture.ClusterTopic;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
-import io.rmqgw.it.support.Admin;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
 import io.rmqgw.metrics.MeterReadings;
+import io.rmqgw.testing.UniqueNames;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -36,7 +36,6 @@ import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.header.PullMessageRequestHeader;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Memory a client can pin (issue 17, item 1), against the real 5.4.0 broker: one raw socket pipelines
@@ -46,7 +45,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * {@code -bytes} and the connection is closed, counted {@code write_backlog}, while a real producer on
  * another connection sends without a failure.
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster
 class SlowReaderIT {
 
     private static final int PULLS = 20_000;
@@ -54,25 +53,20 @@ class SlowReaderIT {
     private static final int MAX_PENDING_WRITE_BYTES = 512 * 1024;
 
     @Test
-    void aClientThatNeverReadsPinsBoundedMemoryAndIsClosedWhileAProducerKeepsSending(SharedCluster cluster)
-        throws Exception {
-        String topic = cluster.topic("slow_reader");
-        String busyTopic = cluster.topic("slow_reader_healthy");
-        Admin.createTopic(cluster.brokerAddress(), topic, 1);
-        Admin.createTopic(cluster.brokerAddress(), busyTopic, 4);
-        Admin.awaitRoute(cluster.namesrvAddress(), topic, cluster.brokerName(), Duration.ofSeconds(15));
-        Admin.awaitRoute(cluster.namesrvAddress(), busyTopic, cluster.brokerName(), Duration.ofSeconds(15));
+    void aClientThatNeverReadsPinsBoundedMemoryAndIsClosedWhileAProducerKeepsSending(ClusterUnderTest cluster,
+        @ClusterTopic(queues = 1, hint = "slow_reader") String topic,
+        @ClusterTopic(queues = 4, hint = "slow_reader_healthy") String busyTopic) throws Exception {
         DownstreamConfig downstream = new DownstreamConfig(null, null, null, null, null, MAX_PENDING_WRITE_BYTES,
             MAX_PENDING_WRITES, null);
-        try (GatewayFixture gateway = GatewayFixture.start(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ,
-            Duration.ofSeconds(3), downstream)) {
+        try (GatewayFixture gateway = GatewayFixture.on(cluster).longPollTimeout(Duration.ofSeconds(3))
+            .downstream(downstream).start()) {
             GatewayMetrics metrics = gateway.metrics();
             int port = gateway.brokerPort(cluster.brokerAddress());
-            byte[] pipelined = pulls(topic, cluster.group("slow_reader"));
+            byte[] pipelined = pulls(topic, UniqueNames.group("slow_reader"));
 
-            DefaultMQProducer producer = new DefaultMQProducer(cluster.group("slow_reader_p"));
+            DefaultMQProducer producer = new DefaultMQProducer(UniqueNames.group("slow_reader_p"));
             producer.setNamesrvAddr(gateway.namesrvAddress());
-            producer.setInstanceName("rmqgw-it-slow-reader-" + System.nanoTime());
+            producer.setInstanceName(UniqueNames.instance("slow-reader"));
             // the broker, the gateway and this test share one JVM and two cores with 20,000 pulls in flight:
             // latency is not what this test is about, a failure is. Retries stay at the client's default (2):
             // a saturated broker may answer SYSTEM_BUSY from its own flow control, which clients retry

@@ -4,28 +4,25 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.TlsConfig;
 import io.rmqgw.gateway.config.TlsMode;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.GatewayMetrics.CloseReason;
 import io.rmqgw.metrics.MeterReadings;
-import io.rmqgw.testing.Closer;
 import io.rmqgw.testing.TestCerts;
 import io.rmqgw.testing.TestCerts.Cert;
+import io.rmqgw.testing.UniqueNames;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -36,28 +33,26 @@ import org.junit.jupiter.params.provider.EnumSource;
  * An enforcing gateway proves the clients really speak TLS; a permissive one serves plain clients too;
  * an enforcing one refuses them with a counted reason. The certificate is a committed self-signed one.
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster
 class TlsIT {
 
-    static SharedCluster shared;
-    @RegisterExtension
-    static final Closer CLOSER = Closer.allTests();
+    static ClusterUnderTest shared;
     static GatewayFixture permissive;
     static GatewayFixture enforcing;
     static Path cert;
     static Path key;
 
     @BeforeAll
-    static void setUp(SharedCluster cluster) throws Exception {
+    static void setUp(ClusterUnderTest cluster) throws Exception {
         shared = cluster;
         Path dir = cluster.dir().resolve("tls-it");
         cert = dir.resolve("gateway.crt");
         key = dir.resolve("gateway.key");
         TestCerts.write(Cert.A, cert, key);
-        permissive = CLOSER.add(GatewayFixture.startWith(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ,
-            c -> c.withTls(tls(TlsMode.PERMISSIVE))));
-        enforcing = CLOSER.add(GatewayFixture.startWith(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ,
-            c -> c.withTls(tls(TlsMode.ENFORCING))));
+        permissive = cluster.closeAfterClass(GatewayFixture.on(cluster).configure(c -> c.withTls(tls(TlsMode.PERMISSIVE)))
+            .start());
+        enforcing = cluster.closeAfterClass(GatewayFixture.on(cluster).configure(c -> c.withTls(tls(TlsMode.ENFORCING)))
+            .start());
     }
 
     private static TlsConfig tls(TlsMode mode) {
@@ -76,7 +71,7 @@ class TlsIT {
     @ParameterizedTest
     @EnumSource(ClientVersion.class)
     void tlsClientsProduceAndConsumeThroughAnEnforcingGateway(ClientVersion version) throws Exception {
-        String topic = shared.topic("tls_" + version.name());
+        String topic = UniqueNames.topic("tls_" + version.name());
         ScenarioResult sent = tlsClient(version, "sync-send", enforcing, topic).count(20).run().assertOk();
         ScenarioResult received = tlsClient(version, "push-consume", enforcing, topic).count(20).run().assertOk();
         assertEquals(20, sent.keys("sent").size());
@@ -87,7 +82,7 @@ class TlsIT {
 
     @Test
     void permissiveServesTlsAndPlainClientsSideBySide() throws Exception {
-        String topic = shared.topic("tls_mixed");
+        String topic = UniqueNames.topic("tls_mixed");
         ScenarioResult secure = tlsClient(ClientVersion.V5_4_0, "sync-send", permissive, topic).count(10)
             .keyPrefix("tls").run().assertOk();
         ScenarioResult plain = ScenarioRunner.scenario(ClientVersion.V4_9_7, "sync-send")
@@ -106,7 +101,7 @@ class TlsIT {
     void aPlainClientIsRefusedByAnEnforcingGatewayWithACountedReason() throws Exception {
         double before = MeterReadings.of(enforcing.metrics()).connectionsClosed(GatewayMetrics.NAMESRV, CloseReason.TLS_REQUIRED);
         ScenarioResult r = ScenarioRunner.scenario(ClientVersion.V5_4_0, "sync-send")
-            .namesrv(enforcing.namesrvAddress()).topic(shared.topic("tls_plain")).count(1).arg("retries", 0)
+            .namesrv(enforcing.namesrvAddress()).topic(UniqueNames.topic("tls_plain")).count(1).arg("retries", 0)
             .arg("send-timeout-ms", 3000).timeout(Duration.ofSeconds(30)).run();
         assertFalse(r.ok(), r::describe);
         assertTrue(r.lines("sent").isEmpty(), r::describe);
@@ -120,9 +115,8 @@ class TlsIT {
         Path renewCert = dir.resolve("gateway.crt");
         Path renewKey = dir.resolve("gateway.key");
         TestCerts.write(Cert.A, renewCert, renewKey);
-        try (GatewayFixture gateway = GatewayFixture.startWith(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ,
-            c -> c.withTls(new TlsConfig(true, renewCert.toString(), renewKey.toString(), null, TlsMode.ENFORCING,
-                Duration.ofMillis(200))))) {
+        try (GatewayFixture gateway = GatewayFixture.on(shared).configure(c -> c.withTls(new TlsConfig(true,
+            renewCert.toString(), renewKey.toString(), null, TlsMode.ENFORCING, Duration.ofMillis(200)))).start()) {
             assertEquals(Cert.A.commonName(), TestCerts.presentedCommonName(gateway.listenPort()));
             TestCerts.write(Cert.B, renewCert, renewKey);
             long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
@@ -130,7 +124,7 @@ class TlsIT {
                 Thread.sleep(50);
             }
             assertEquals(Cert.B.commonName(), TestCerts.presentedCommonName(gateway.listenPort()));
-            String topic = shared.topic("tls_renewed");
+            String topic = UniqueNames.topic("tls_renewed");
             tlsClient(ClientVersion.V5_4_0, "sync-send", gateway, topic).count(5).run().assertOk();
         }
     }

@@ -8,16 +8,15 @@ import io.netty.channel.DefaultEventLoop;
 import io.netty.util.concurrent.Future;
 import io.rmqgw.codec.frame.HeaderCodec;
 import io.rmqgw.codec.frame.RemotingFrame;
-import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.pool.UpstreamConnection;
 import io.rmqgw.it.fixture.BrokerRequestRecorder;
 import io.rmqgw.it.fixture.BrokerRequestRecorder.RecordedRequest;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.Admin;
 import io.rmqgw.testing.Await;
-import io.rmqgw.testing.Closer;
+import io.rmqgw.testing.UniqueNames;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,8 +40,6 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.apache.rocketmq.remoting.protocol.header.GetMaxOffsetRequestHeader;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The gateway's own upstream pool against the real 5.4.0 broker: GET_MAX_OFFSET requests the gateway
@@ -50,29 +47,26 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * producer sends through the same gateway to the same broker. The broker sees the pool's requests on
  * one connection of their own, apart from the producer's.
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster
 class UpstreamPoolIT {
 
     private static final long REQUEST_TIMEOUT = TimeUnit.SECONDS.toNanos(5);
     /** How long the broker may take to add a message it already acknowledged to its consume queue. */
     private static final Duration INDEXED = Duration.ofSeconds(10);
 
-    static SharedCluster cluster;
-    @RegisterExtension
-    static final Closer CLOSER = Closer.allTests();
+    static ClusterUnderTest cluster;
     static GatewayFixture gateway;
 
     @BeforeAll
-    static void setUp(SharedCluster shared) throws Exception {
+    static void setUp(ClusterUnderTest shared) throws Exception {
         cluster = shared;
-        gateway = CLOSER.add(GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ));
+        gateway = shared.closeAfterClass(GatewayFixture.on(shared).start());
     }
 
     @Test
     void gatewayOriginatedMaxOffsetIsAnsweredWhileAProducerSendsThroughTheGateway() throws Exception {
-        String topic = cluster.topic("pool");
-        Admin.createTopic(cluster.brokerAddress(), topic, 1); // one queue: every message lands on queue 0
-        Admin.awaitRoute(cluster.namesrvAddress(), topic, cluster.brokerName(), Duration.ofSeconds(15));
+        String topic = UniqueNames.topic("pool");
+        cluster.createTopic(topic, 1); // one queue: every message lands on queue 0
         int n = 60;
         CountDownLatch halfSent = new CountDownLatch(1);
         CountDownLatch queriedAtHalf = new CountDownLatch(1);
