@@ -228,27 +228,6 @@ class GatewayMetricsExportTest {
     }
 
     @Test
-    void fanoutMetersStartAtZeroThenCount() {
-        String before = metrics.scrape();
-        for (String result : FanoutMeters.RESULTS) {
-            assertTrue(before.contains("rmqgw_fanout_requests_total{result=\"" + result + "\"} 0.0"), before);
-        }
-        assertTrue(before.contains("rmqgw_fanout_partial_failures_total 0.0"), before);
-        assertTrue(before.contains("rmqgw_fanout_part_retries_total 0.0"), before);
-        assertTrue(before.contains("rmqgw_fanout_request_parts_bucket{le=\"4.0\"} 0"), before);
-        metrics.fanoutRequest("success", 3);
-        metrics.fanoutRequest("refused", 0);
-        metrics.fanoutPartialFailure();
-        String after = metrics.scrape();
-        assertTrue(after.contains("rmqgw_fanout_requests_total{result=\"success\"} 1.0"), after);
-        assertTrue(after.contains("rmqgw_fanout_requests_total{result=\"refused\"} 1.0"), after);
-        assertTrue(after.contains("rmqgw_fanout_request_parts_bucket{le=\"2.0\"} 0"), after);
-        assertTrue(after.contains("rmqgw_fanout_request_parts_bucket{le=\"4.0\"} 1"), after);
-        assertTrue(after.contains("rmqgw_fanout_request_parts_count 1"), after);
-        assertTrue(after.contains("rmqgw_fanout_partial_failures_total 1.0"), after);
-    }
-
-    @Test
     void upstreamHealth() {
         metrics.namesrvUp("10.0.0.1:9876", true);
         metrics.namesrvUp("10.0.0.2:9876", false);
@@ -312,37 +291,8 @@ class GatewayMetricsExportTest {
         metrics.decodeError("x");
         metrics.nameRejected("y");
         metrics.namesrvListener();
-        int seen = PrometheusConventions.assertFollowed(metrics.scrape(),
-            Set.of("rmqgw_fanout_request_parts", "rmqgw_coalesce_batch_messages"));
+        int seen = PrometheusConventions.assertFollowed(metrics.scrape(), Set.of());
         assertTrue(seen > 10, "rmqgw meters exported: " + seen);
-    }
-
-    @Test
-    void coalescingMetersStartAtZeroThenCount() {
-        String before = metrics.scrape();
-        for (String result : CoalescingMeters.RESULTS) {
-            assertTrue(before.contains("rmqgw_coalesce_sends_total{result=\"" + result + "\"} 0.0"), before);
-        }
-        for (String reason : CoalescingMeters.PASS_REASONS) {
-            assertTrue(before.contains("rmqgw_coalesce_passed_through_total{reason=\"" + reason + "\"} 0.0"), before);
-        }
-        for (String result : CoalescingMeters.BATCH_RESULTS) {
-            assertTrue(before.contains("rmqgw_coalesce_batches_total{result=\"" + result + "\"} 0.0"), before);
-        }
-        assertTrue(before.contains("rmqgw_coalesce_batch_messages_bucket{le=\"64.0\"} 0"), before);
-        assertTrue(before.contains("rmqgw_coalesce_delay_seconds_count 0"), before);
-        metrics.coalesceSend("coalesced");
-        metrics.coalescePassedThrough("delayed");
-        metrics.coalesceBatch("stored", 40);
-        metrics.coalesceDelay(300_000);
-        String after = metrics.scrape();
-        assertTrue(after.contains("rmqgw_coalesce_sends_total{result=\"coalesced\"} 1.0"), after);
-        assertTrue(after.contains("rmqgw_coalesce_passed_through_total{reason=\"delayed\"} 1.0"), after);
-        assertTrue(after.contains("rmqgw_coalesce_batches_total{result=\"stored\"} 1.0"), after);
-        assertTrue(after.contains("rmqgw_coalesce_batch_messages_bucket{le=\"32.0\"} 0"), after);
-        assertTrue(after.contains("rmqgw_coalesce_batch_messages_bucket{le=\"64.0\"} 1"), after);
-        assertTrue(after.contains("rmqgw_coalesce_delay_seconds_bucket{le=\"2.5E-4\"} 0"), after);
-        assertTrue(after.contains("rmqgw_coalesce_delay_seconds_bucket{le=\"5.0E-4\"} 1"), after);
     }
 
     @Test
