@@ -4,9 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.rmqgw.codec.message.StoreHostMapper;
 import io.rmqgw.gateway.broker.BrokerListeners;
 import io.rmqgw.gateway.coalesce.Coalescing;
+import io.rmqgw.gateway.coalesce.CoalescingMeters;
 import io.rmqgw.gateway.config.CoalescingConfig;
 import io.rmqgw.gateway.config.FanoutConfig;
 import io.rmqgw.gateway.core.Feature;
@@ -15,6 +17,7 @@ import io.rmqgw.gateway.core.RelayContext;
 import io.rmqgw.gateway.core.RequestFilter;
 import io.rmqgw.gateway.core.UpstreamSettings;
 import io.rmqgw.gateway.fanout.Fanout;
+import io.rmqgw.gateway.fanout.FanoutMeters;
 import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.gateway.pool.UpstreamPool;
@@ -114,5 +117,22 @@ class FeaturesOffTest {
         HandlerTable namesrvOn = namesrv(List.of(fanout(on)), RouteShaper.NONE);
         assertTrue(namesrvOn.filters(RequestCode.GET_ROUTEINFO_BY_TOPIC).length
             > namesrv(List.of(), RouteShaper.NONE).filters(RequestCode.GET_ROUTEINFO_BY_TOPIC).length);
+    }
+
+    /** Off or on, the gateway builds fan-out and coalescing, and with them their meters: exported at 0 from the start. */
+    @Test
+    void featuresThatAreOffStillExportTheirMetersFromTheStart() {
+        fanout(FanoutConfig.DEFAULT);
+        new Coalescing(CoalescingConfig.NONE, context, pool, brokers.storeHosts());
+        MeterRegistry registry = metrics.registry();
+        assertEquals(FanoutMeters.RESULTS.size(), registry.find("rmqgw.fanout.requests").counters().size());
+        for (String meter : List.of("rmqgw.fanout.request", "rmqgw.fanout.partial.failures", "rmqgw.fanout.part.retries",
+            "rmqgw.coalesce.batch", "rmqgw.coalesce.delay")) {
+            assertEquals(1, registry.find(meter).meters().size(), meter);
+        }
+        assertEquals(CoalescingMeters.RESULTS.size(), registry.find("rmqgw.coalesce.sends").counters().size());
+        assertEquals(CoalescingMeters.PASS_REASONS.size(),
+            registry.find("rmqgw.coalesce.passed.through").counters().size());
+        assertEquals(CoalescingMeters.BATCH_RESULTS.size(), registry.find("rmqgw.coalesce.batches").counters().size());
     }
 }

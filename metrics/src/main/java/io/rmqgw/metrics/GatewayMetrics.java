@@ -28,9 +28,10 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
  *
  * <p>The meters are grouped by concern, each group a class handed out here: {@link #connections()},
  * {@link #requests()}, {@link #topics()}, {@link #upstreams()}, {@link #headerEncoding()}, {@link #nameChecks()},
- * and one class per feature, named after it ({@link #fanout()}, {@link #coalescing()}, {@link #rateLimits()},
- * {@link #adminPolicy()}, {@link #configReloads()}, {@link #namesrvDiscovery()}, {@link #tls()}), to move to its
- * feature's package one day. The methods below the accessors are one-line delegations kept for their callers.
+ * and one class per concern named after it ({@link #rateLimits()}, {@link #adminPolicy()}, {@link #configReloads()},
+ * {@link #namesrvDiscovery()}, {@link #tls()}). A feature of the gateway module owns its meters, in its package
+ * ({@code FanoutMeters}, {@code CoalescingMeters}, {@code VirtualQueueMeters}), built on {@link #registry()} when
+ * the gateway builds the feature. The methods below the accessors are one-line delegations kept for their callers.
  * This class also makes the registry ({@link #inMemory()}, {@link #prometheus()}), binds the process metrics and
  * exports them ({@link #scrape()}). Tests read the meters back through {@code MeterReadings} (the test jar).
  *
@@ -110,8 +111,6 @@ public final class GatewayMetrics implements AutoCloseable {
     private final ConfigReloadMeters configReloads;
     private final NamesrvDiscoveryMeters namesrvDiscovery;
     private final NameCheckMeters nameChecks;
-    private final FanoutMeters fanout;
-    private final CoalescingMeters coalescing;
     private final RateLimitMeters rateLimits;
     private final AdminPolicyMeters adminPolicy;
     private final TlsMeters tls;
@@ -133,8 +132,6 @@ public final class GatewayMetrics implements AutoCloseable {
         configReloads = new ConfigReloadMeters(registry);
         namesrvDiscovery = new NamesrvDiscoveryMeters(registry);
         nameChecks = new NameCheckMeters(registry);
-        fanout = new FanoutMeters(registry);
-        coalescing = new CoalescingMeters(registry);
         rateLimits = new RateLimitMeters(registry);
         adminPolicy = new AdminPolicyMeters(registry);
         tls = new TlsMeters(registry);
@@ -160,6 +157,7 @@ public final class GatewayMetrics implements AutoCloseable {
         return metrics;
     }
 
+    /** The registry every meter is on; the features register their own meters on it. */
     public MeterRegistry registry() {
         return registry;
     }
@@ -279,14 +277,6 @@ public final class GatewayMetrics implements AutoCloseable {
 
     public TlsMeters tls() {
         return tls;
-    }
-
-    public FanoutMeters fanout() {
-        return fanout;
-    }
-
-    public CoalescingMeters coalescing() {
-        return coalescing;
     }
 
     public RateLimitMeters rateLimits() {
@@ -409,33 +399,5 @@ public final class GatewayMetrics implements AutoCloseable {
 
     public void nameRejected(String reason) {
         nameChecks.nameRejected(reason);
-    }
-
-    public void fanoutRequest(String result, int parts) {
-        fanout.request(result, parts);
-    }
-
-    public void fanoutPartialFailure() {
-        fanout.partialFailure();
-    }
-
-    public void fanoutRetry() {
-        fanout.retry();
-    }
-
-    public void coalesceSend(String result) {
-        coalescing.send(result);
-    }
-
-    public void coalescePassedThrough(String reason) {
-        coalescing.passedThrough(reason);
-    }
-
-    public void coalesceBatch(String result, int messages) {
-        coalescing.batch(result, messages);
-    }
-
-    public void coalesceDelay(long nanos) {
-        coalescing.delay(nanos);
     }
 }

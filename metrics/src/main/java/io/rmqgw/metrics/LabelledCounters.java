@@ -12,8 +12,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * values are registered at construction, so every series is exported at 0 before its first event and
  * {@code increase()} in an alert sees that first event. A value outside the known set still gets a
  * counter (created on first use) rather than being lost. Looking up an existing value allocates nothing.
+ * Public for the features' own meters (in their packages of the gateway module).
  */
-final class LabelledCounters {
+public final class LabelledCounters {
 
     private final MeterRegistry registry;
     private final String name;
@@ -22,7 +23,7 @@ final class LabelledCounters {
     private final String label;
     private final Map<String, Counter> byValue = new ConcurrentHashMap<>();
 
-    LabelledCounters(MeterRegistry registry, String name, String description, Tags fixed, String label,
+    public LabelledCounters(MeterRegistry registry, String name, String description, Tags fixed, String label,
                      Collection<String> known) {
         this.registry = registry;
         this.name = name;
@@ -34,7 +35,7 @@ final class LabelledCounters {
         }
     }
 
-    Counter counter(String value) {
+    public Counter counter(String value) {
         Counter c = byValue.get(value);
         if (c == null) {
             c = byValue.computeIfAbsent(value, v -> Counter.builder(name)

@@ -31,6 +31,11 @@ public final class RequestMeters {
         millis(100), millis(250), millis(500), millis(1000), millis(2500), millis(5000), millis(10_000),
         millis(30_000), millis(60_000)};
 
+    /** A copy of the buckets of the time inside the gateway, for the features' timers of it (coalescing's delay). */
+    public static Duration[] gatewayBuckets() {
+        return GATEWAY_BUCKETS.clone();
+    }
+
     private static final CodeNames REQUEST_CODES = CodeNames.REQUESTS;
     private static final CodeNames RESPONSE_CODES = CodeNames.RESPONSES;
 

@@ -14,6 +14,7 @@ import io.rmqgw.metrics.GatewayMetrics.CloseReason;
 import io.rmqgw.metrics.GatewayMetrics.UpstreamFailure;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
@@ -227,27 +228,6 @@ class GatewayMetricsExportTest {
     }
 
     @Test
-    void fanoutMetersStartAtZeroThenCount() {
-        String before = metrics.scrape();
-        for (String result : FanoutMeters.RESULTS) {
-            assertTrue(before.contains("rmqgw_fanout_requests_total{result=\"" + result + "\"} 0.0"), before);
-        }
-        assertTrue(before.contains("rmqgw_fanout_partial_failures_total 0.0"), before);
-        assertTrue(before.contains("rmqgw_fanout_part_retries_total 0.0"), before);
-        assertTrue(before.contains("rmqgw_fanout_request_parts_bucket{le=\"4.0\"} 0"), before);
-        metrics.fanoutRequest("success", 3);
-        metrics.fanoutRequest("refused", 0);
-        metrics.fanoutPartialFailure();
-        String after = metrics.scrape();
-        assertTrue(after.contains("rmqgw_fanout_requests_total{result=\"success\"} 1.0"), after);
-        assertTrue(after.contains("rmqgw_fanout_requests_total{result=\"refused\"} 1.0"), after);
-        assertTrue(after.contains("rmqgw_fanout_request_parts_bucket{le=\"2.0\"} 0"), after);
-        assertTrue(after.contains("rmqgw_fanout_request_parts_bucket{le=\"4.0\"} 1"), after);
-        assertTrue(after.contains("rmqgw_fanout_request_parts_count 1"), after);
-        assertTrue(after.contains("rmqgw_fanout_partial_failures_total 1.0"), after);
-    }
-
-    @Test
     void upstreamHealth() {
         metrics.namesrvUp("10.0.0.1:9876", true);
         metrics.namesrvUp("10.0.0.2:9876", false);
@@ -311,59 +291,8 @@ class GatewayMetricsExportTest {
         metrics.decodeError("x");
         metrics.nameRejected("y");
         metrics.namesrvListener();
-        Pattern type = Pattern.compile("^# TYPE (rmqgw_\\S+) (\\w+)$", Pattern.MULTILINE);
-        Matcher m = type.matcher(metrics.scrape());
-        int seen = 0;
-        while (m.find()) {
-            seen++;
-            String name = m.group(1);
-            switch (m.group(2)) {
-                case "counter" -> assertTrue(name.endsWith("_total"), name);
-                // durations in seconds; the count histograms name their unit
-                case "histogram" -> assertTrue(name.endsWith("_seconds") || name.equals("rmqgw_fanout_request_parts")
-                    || name.equals("rmqgw_coalesce_batch_messages"), name);
-                case "gauge" -> assertFalse(name.endsWith("_total"), name);
-                default -> { }
-            }
-        }
+        int seen = PrometheusConventions.assertFollowed(metrics.scrape(), Set.of());
         assertTrue(seen > 10, "rmqgw meters exported: " + seen);
-        // counters are exported as NAME_total samples
-        for (String line : metrics.scrape().split("\n")) {
-            if (line.startsWith("rmqgw_") && !line.startsWith("rmqgw_request_") && !line.startsWith("rmqgw_fanout_request_parts")
-                && !line.startsWith("rmqgw_coalesce_batch_messages") && !line.startsWith("rmqgw_coalesce_delay_seconds")) {
-                String name = line.substring(0, line.indexOf(line.contains("{") ? '{' : ' '));
-                assertTrue(name.endsWith("_total") || name.endsWith("_bytes") || name.endsWith("_up")
-                    || name.endsWith("_connections"), name);
-            }
-        }
-    }
-
-    @Test
-    void coalescingMetersStartAtZeroThenCount() {
-        String before = metrics.scrape();
-        for (String result : CoalescingMeters.RESULTS) {
-            assertTrue(before.contains("rmqgw_coalesce_sends_total{result=\"" + result + "\"} 0.0"), before);
-        }
-        for (String reason : CoalescingMeters.PASS_REASONS) {
-            assertTrue(before.contains("rmqgw_coalesce_passed_through_total{reason=\"" + reason + "\"} 0.0"), before);
-        }
-        for (String result : CoalescingMeters.BATCH_RESULTS) {
-            assertTrue(before.contains("rmqgw_coalesce_batches_total{result=\"" + result + "\"} 0.0"), before);
-        }
-        assertTrue(before.contains("rmqgw_coalesce_batch_messages_bucket{le=\"64.0\"} 0"), before);
-        assertTrue(before.contains("rmqgw_coalesce_delay_seconds_count 0"), before);
-        metrics.coalesceSend("coalesced");
-        metrics.coalescePassedThrough("delayed");
-        metrics.coalesceBatch("stored", 40);
-        metrics.coalesceDelay(300_000);
-        String after = metrics.scrape();
-        assertTrue(after.contains("rmqgw_coalesce_sends_total{result=\"coalesced\"} 1.0"), after);
-        assertTrue(after.contains("rmqgw_coalesce_passed_through_total{reason=\"delayed\"} 1.0"), after);
-        assertTrue(after.contains("rmqgw_coalesce_batches_total{result=\"stored\"} 1.0"), after);
-        assertTrue(after.contains("rmqgw_coalesce_batch_messages_bucket{le=\"32.0\"} 0"), after);
-        assertTrue(after.contains("rmqgw_coalesce_batch_messages_bucket{le=\"64.0\"} 1"), after);
-        assertTrue(after.contains("rmqgw_coalesce_delay_seconds_bucket{le=\"2.5E-4\"} 0"), after);
-        assertTrue(after.contains("rmqgw_coalesce_delay_seconds_bucket{le=\"5.0E-4\"} 1"), after);
     }
 
     @Test

@@ -68,6 +68,7 @@ public final class Coalescing implements Feature {
     private final UpstreamPool pool;
     private final StoreHostMapper storeHosts;
     private final GatewayMetrics metrics;
+    private final CoalescingMeters meters;
     private final Map<QueueKey, Lane> lanes = new ConcurrentHashMap<>();
 
     public Coalescing(CoalescingConfig settings, RelayContext context, UpstreamPool pool, StoreHostMapper storeHosts) {
@@ -75,6 +76,7 @@ public final class Coalescing implements Feature {
         this.pool = pool;
         this.storeHosts = storeHosts;
         this.metrics = context.metrics();
+        this.meters = new CoalescingMeters(metrics.registry()); // on or off: exported at 0 from the start
         apply(settings);
     }
 
@@ -181,7 +183,7 @@ public final class Coalescing implements Feature {
             request.code() == RequestCode.SEND_BATCH_MESSAGE || header.batch(), header, properties, bodyLength,
             s.maxBytes());
         if (reason != null) {
-            metrics.coalescePassedThrough(reason);
+            meters.passedThrough(reason);
             return false;
         }
         long now = System.nanoTime();
@@ -207,7 +209,7 @@ public final class Coalescing implements Feature {
         QueueBatcher.Offer offer = lane.batcher.offer(send, limits(s));
         if (offer == QueueBatcher.Offer.REFUSED) {
             entry.release();
-            metrics.coalesceSend("busy");
+            meters.send("busy");
             exchange.answer(Frames.errorResponse(exchange.alloc(), send.opaque(), send.answerEncoding(),
                 RemotingSysResponseCode.SYSTEM_BUSY, "[COALESCING] " + lane.batcher.waiting() + " sends already wait for "
                     + key.topic() + " queue " + key.queueId() + " at broker " + brokerAddress + "; retry later"));
@@ -222,7 +224,7 @@ public final class Coalescing implements Feature {
                 lane.lingerEnded(); // the gateway is stopping: at once (the pool answers it)
             }
         }
-        metrics.coalesceSend("coalesced"); // after the drain is asked for: a test that saw the count sees its order
+        meters.send("coalesced"); // after the drain is asked for: a test that saw the count sees its order
         return true;
     }
 
@@ -286,7 +288,7 @@ public final class Coalescing implements Feature {
             CompositeByteBuf body = first.exchange().alloc().compositeBuffer(batch.size());
             for (CoalescedSend s : batch) {
                 body.addComponent(true, s.entry());
-                metrics.coalesceDelay(sent - s.arrivalNanos());
+                meters.delay(sent - s.arrivalNanos());
             }
             BatchRequestFields.Shared fields = shared;
             if (fields == null || !fields.fits(first.fields())) {
@@ -311,7 +313,7 @@ public final class Coalescing implements Feature {
             Throwable cause = f.cause();
             int code = cause instanceof UpstreamException u && u.reason() == UpstreamException.Reason.TIMEOUT
                 ? RemotingSysResponseCode.SYSTEM_BUSY : RemotingSysResponseCode.SYSTEM_ERROR;
-            metrics.coalesceBatch("failed", batch.size());
+            meters.batch("failed", batch.size());
             failAll(batch, code, cause.getMessage() + " (" + describe(batch) + ")");
             return;
         }
@@ -326,7 +328,7 @@ public final class Coalescing implements Feature {
         } catch (RuntimeException e) {
             log.warn("coalesced batch to {} {} queue {}: unreadable answer: {}", key.brokerAddress(), key.topic(),
                 key.queueId(), e.toString());
-            metrics.coalesceBatch("failed", batch.size());
+            meters.batch("failed", batch.size());
             failAll(batch, RemotingSysResponseCode.SYSTEM_ERROR, "unreadable answer from broker " + key.brokerAddress()
                 + " to " + describe(batch) + ": " + e.getMessage());
         } finally {
@@ -337,7 +339,7 @@ public final class Coalescing implements Feature {
     private void deliver(QueueKey key, List<CoalescedSend> batch, int code, SendResponseHeader header, long sent,
                          long received) {
         if (!stores(code)) {
-            metrics.coalesceBatch("refused", batch.size());
+            meters.batch("refused", batch.size());
             String remark = header.remark();
             failAll(batch, code, (remark == null ? "" : remark) + " (" + describe(batch) + "; none was stored)");
             return;
@@ -348,13 +350,13 @@ public final class Coalescing implements Feature {
             String offset = header.get("queueOffset");
             log.warn("coalesced batch to {} {} queue {}: {} messages stored, answer has {} ids and queue offset {}",
                 key.brokerAddress(), key.topic(), key.queueId(), batch.size(), answers.count(), offset);
-            metrics.coalesceBatch("stored", batch.size());
+            meters.batch("stored", batch.size());
             failAll(batch, RemotingSysResponseCode.SYSTEM_ERROR, "broker " + key.brokerAddress() + " stored "
                 + describe(batch) + " but answered " + answers.count() + " ids and queue offset " + offset
                 + " (the message may be stored: deduplicate by its unique key)");
             return;
         }
-        metrics.coalesceBatch("stored", batch.size());
+        meters.batch("stored", batch.size());
         long now = System.nanoTime();
         Map<EventLoop, List<Answer>> byLoop = new IdentityHashMap<>();
         for (int i = 0; i < batch.size(); i++) {

@@ -41,6 +41,7 @@ public final class Fanout implements Feature {
     private final RouteQueries routes;
     private final StoreHostMapper storeHosts;
     private final UpstreamRole role;
+    private final FanoutMeters meters;
     /** The round robin over a topic's queues for messages without a sharding key, across requests. */
     private final AtomicInteger roundRobin = new AtomicInteger();
 
@@ -54,6 +55,7 @@ public final class Fanout implements Feature {
         this.pool = pool;
         this.routes = routes;
         this.storeHosts = storeHosts;
+        this.meters = new FanoutMeters(context.metrics().registry()); // on or off: exported at 0 from the start
         HandlerTable handlers = table.apply(new FanoutSendHandler(this));
         this.role = UpstreamRole.served(handlers, "fan-out broker " + BROKER_NAME);
     }
@@ -122,6 +124,11 @@ public final class Fanout implements Feature {
                     failure.getMessage());
             }
         });
+    }
+
+    /** The fan-out meters, on the gateway's registry. */
+    FanoutMeters meters() {
+        return meters;
     }
 
     int nextRoundRobin() {

@@ -14,7 +14,6 @@ import io.rmqgw.codec.name.NameCheck;
 import io.rmqgw.codec.name.NameValidator;
 import io.rmqgw.gateway.config.FanoutConfig;
 import io.rmqgw.gateway.core.Exchange;
-import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.routing.ClusterView;
 import io.rmqgw.routing.ClusterView.QueueRef;
 import java.time.Duration;
@@ -96,7 +95,7 @@ final class FanoutRequest {
     private final FanoutMessages in;
     private final ClusterView view;
     private final EventLoop loop;
-    private final GatewayMetrics metrics;
+    private final FanoutMeters meters;
     private final long deadline;
     private final Map<String, Throwable> refreshFailures = new HashMap<>();
     /** Destinations whose names passed, checked for a route once the refreshes are back. */
@@ -119,7 +118,7 @@ final class FanoutRequest {
         this.in = in;
         this.view = fanout.context().cluster();
         this.loop = exchange.loop();
-        this.metrics = fanout.context().metrics();
+        this.meters = fanout.meters();
         this.deadline = System.nanoTime() + fanout.context().upstream().requestTimeoutNanos();
     }
 
@@ -307,7 +306,7 @@ final class FanoutRequest {
         if (retriable(code) && part.attempts <= settings.maxRetries() && deadline - System.nanoTime() > 0) {
             QueueRef next = part.sharded ? part.queue : anotherQueue(part);
             if (next != null) {
-                metrics.fanoutRetry();
+                meters.retry();
                 part.queue = next;
                 send(part);
                 return;
@@ -379,7 +378,7 @@ final class FanoutRequest {
         ext.put("queueId", Integer.toString(in.send().queueId()));
         // the messages live in other topics' queues: no offset of the fan-out queue describes them
         ext.put("queueOffset", "-1");
-        metrics.fanoutRequest("success", parts.size());
+        meters.request("success", parts.size());
         answer(RemotingHeader.response(opaque, code, null).withExtFields(ext));
     }
 
@@ -405,16 +404,16 @@ final class FanoutRequest {
         String remark = "fan-out failed: not stored in " + String.join(", ", failed) + "; stored in "
             + (stored.isEmpty() ? "none" : String.join(", ", stored))
             + (anyStored ? " (a retry stores those again: deduplicate by the messages' unique keys)" : "");
-        metrics.fanoutRequest("failed", parts.size());
+        meters.request("failed", parts.size());
         if (anyStored) {
-            metrics.fanoutPartialFailure();
+            meters.partialFailure();
         }
         answer(RemotingHeader.response(opaque, code, remark));
     }
 
     private void refuse() {
         in.stripped().release();
-        metrics.fanoutRequest("refused", 0);
+        meters.request("refused", 0);
         answer(RemotingHeader.response(opaque, problemCode, "fan-out refused, nothing was sent: "
             + String.join("; ", problems)));
     }

@@ -35,7 +35,7 @@ final class FanoutSendHandler implements RequestHandler {
             }
             messages = FanoutMessages.read(request, settings, exchange.alloc());
         } catch (FanoutRefusal refusal) {
-            fanout.context().metrics().fanoutRequest("refused", 0);
+            fanout.meters().request("refused", 0);
             if (!oneway) {
                 exchange.answer(Frames.errorResponse(exchange.alloc(), opaque, encoding, refusal.code(),
                     refusal.getMessage()));

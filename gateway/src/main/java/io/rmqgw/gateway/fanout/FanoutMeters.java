@@ -1,12 +1,17 @@
-package io.rmqgw.metrics;
+package io.rmqgw.gateway.fanout;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import io.rmqgw.metrics.LabelledCounters;
 import java.util.List;
 
-/** The fan-out topic's meters: sends to it by result, the parts each was split into, partial failures, retries. */
+/**
+ * The fan-out topic's meters: sends to it by result, the parts each was split into, partial failures, retries. One
+ * per gateway, made by {@link Fanout} on the gateway's registry whether fan-out is on or off, so every series is
+ * exported at 0 from the start.
+ */
 public final class FanoutMeters {
 
     /** How a fan-out request ended: every part stored; refused before anything was sent; a part failed for good. */
@@ -19,7 +24,7 @@ public final class FanoutMeters {
     private final Counter partialFailures;
     private final Counter retries;
 
-    FanoutMeters(MeterRegistry registry) {
+    public FanoutMeters(MeterRegistry registry) {
         requests = new LabelledCounters(registry, "rmqgw.fanout.requests",
             "Sends to the fan-out topic, by result: success, refused (nothing sent), failed (a part failed for good)",
             Tags.empty(), "result", RESULTS);

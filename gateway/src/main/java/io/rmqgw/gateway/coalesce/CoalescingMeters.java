@@ -1,15 +1,19 @@
-package io.rmqgw.metrics;
+package io.rmqgw.gateway.coalesce;
 
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.rmqgw.metrics.LabelledCounters;
+import io.rmqgw.metrics.RequestMeters;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The coalescing topics' meters: single sends taken into batches or refused, sends that went on their own (by
- * reason), the batches sent (by result, and their size), and how long a coalesced send waited.
+ * reason), the batches sent (by result, and their size), and how long a coalesced send waited. One per gateway,
+ * made by {@link Coalescing} on the gateway's registry whether coalescing is on or off, so every series is exported
+ * at 0 from the start.
  */
 public final class CoalescingMeters {
 
@@ -29,7 +33,7 @@ public final class CoalescingMeters {
     private final DistributionSummary batchMessages;
     private final Timer delay;
 
-    CoalescingMeters(MeterRegistry registry) {
+    public CoalescingMeters(MeterRegistry registry) {
         sends = new LabelledCounters(registry, "rmqgw.coalesce.sends",
             "Single sends to coalescing topics taken into batches (coalesced), or answered SYSTEM_BUSY because their"
                 + " queue already had the most sends waiting (busy)", Tags.empty(), "result", RESULTS);
@@ -47,7 +51,7 @@ public final class CoalescingMeters {
             .register(registry);
         delay = Timer.builder("rmqgw.coalesce.delay")
             .description("Time a coalesced send waited in the gateway, from read to its batch written upstream")
-            .serviceLevelObjectives(RequestMeters.GATEWAY_BUCKETS)
+            .serviceLevelObjectives(RequestMeters.gatewayBuckets())
             .publishPercentileHistogram(false)
             .register(registry);
     }
