@@ -9,17 +9,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.rmqgw.gateway.config.FanoutConfig;
-import io.rmqgw.gateway.config.HeaderEncoding;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
-import io.rmqgw.it.support.Admin;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.GatewayClients;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.metrics.MeterReadings;
-import io.rmqgw.testing.Closer;
+import io.rmqgw.testing.UniqueNames;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,8 +34,6 @@ import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Multi-topic fan-out against the real 5.4.0 broker: 5.4.0 (in this JVM) and 4.9.7 (forked) producers
@@ -45,32 +41,26 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * through the gateway, receive exactly their messages with bodies, keys, tags and properties intact and
  * the destination property gone. A bad or unrouted destination fails the whole send with a precise remark.
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster
 class FanoutIT {
 
     private static final String DEST = FanoutConfig.DEFAULT_DESTINATION_PROPERTY;
     private static final String FANOUT = FanoutConfig.DEFAULT_TOPIC;
     private static final Duration RECEIVE_TIMEOUT = Duration.ofSeconds(60);
 
-    static SharedCluster cluster;
-    @RegisterExtension
-    static final Closer CLOSER = Closer.allTests();
+    static ClusterUnderTest cluster;
     static GatewayFixture gateway;
 
     @BeforeAll
-    static void setUp(SharedCluster shared) throws Exception {
+    static void setUp(ClusterUnderTest shared) throws Exception {
         cluster = shared;
-        gateway = CLOSER.add(GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ,
-            new FanoutConfig(true, null, null, null, null, null)));
+        gateway = shared.closeAfterClass(GatewayFixture.on(shared)
+            .fanout(new FanoutConfig(true, null, null, null, null, null)).start());
     }
 
     private static String[] destinations(String hint, int queuesA, int queuesB) throws Exception {
-        String a = cluster.topic(hint + "_a");
-        String b = cluster.topic(hint + "_b");
-        Admin.createTopic(cluster.brokerAddress(), a, queuesA);
-        Admin.createTopic(cluster.brokerAddress(), b, queuesB);
-        Admin.awaitRoute(cluster.namesrvAddress(), a, cluster.brokerName(), Duration.ofSeconds(15));
-        Admin.awaitRoute(cluster.namesrvAddress(), b, cluster.brokerName(), Duration.ofSeconds(15));
+        String a = cluster.topic(hint + "_a", queuesA);
+        String b = cluster.topic(hint + "_b", queuesB);
         return new String[] {a, b};
     }
 
@@ -139,7 +129,7 @@ class FanoutIT {
     @Test
     void aBadOrUnroutedDestinationFailsTheWholeSendWithAPreciseRemark() throws Exception {
         String[] topics = destinations("fanbad", 2, 2);
-        String unrouted = cluster.topic("fan_nosuch");
+        String unrouted = UniqueNames.topic("fan_nosuch");
         DefaultMQProducer producer = producer("fanbad");
         try {
             List<Message> batch = List.of(message(topics[0], "ok-0"), message("bad topic!", "bad-1"),
@@ -166,7 +156,7 @@ class FanoutIT {
 
         ScenarioResult refused = ScenarioRunner.scenario(ClientVersion.V4_9_7, "fanout-send")
             .namesrv(gateway.namesrvAddress()).topic(FANOUT).count(2).keyPrefix("k497bad")
-            .arg("destinations", a + "|" + cluster.topic("fan_nosuch497")).timeout(Duration.ofSeconds(60)).run();
+            .arg("destinations", a + "|" + UniqueNames.topic("fan_nosuch497")).timeout(Duration.ofSeconds(60)).run();
         assertFalse(refused.ok(), refused::describe);
         String remark = refused.lines("send-error").get(0).path("brokerRemark").asText();
         assertTrue(remark.contains("fan-out refused, nothing was sent: destination ") && remark.contains("has no route"),
@@ -213,12 +203,12 @@ class FanoutIT {
     }
 
     private static DefaultMQProducer producer(String hint) throws Exception {
-        return GatewayClients.producer(cluster, gateway, hint);
+        return GatewayClients.producer(cluster::group, gateway, hint);
     }
 
     /** With a 5.4.0 lite pull consumer, whose LITE_PULL_MESSAGE the gateway leaves as it is for the 5.4.0 broker. */
     private static Map<String, MessageExt> receive(String topic, int expected) throws Exception {
-        Map<String, MessageExt> received = GatewayClients.receive(cluster, gateway, topic, expected, RECEIVE_TIMEOUT);
+        Map<String, MessageExt> received = GatewayClients.receive(cluster::group, gateway, topic, expected, RECEIVE_TIMEOUT);
         assertEquals(0.0, MeterReadings.of(gateway.metrics()).litePullsTranslated(), "no 361 translated for a 5.4.0 broker");
         return received;
     }
