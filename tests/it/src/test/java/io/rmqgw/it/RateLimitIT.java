@@ -5,20 +5,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.rmqgw.gateway.config.GatewayConfig;
-import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.RateLimitConfig;
 import io.rmqgw.gateway.config.RateLimitConfig.AddressLimit;
 import io.rmqgw.gateway.config.RateLimitConfig.ClientLimit;
 import io.rmqgw.gateway.config.RateLimitConfig.TopicLimit;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
-import io.rmqgw.it.support.Admin;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.metrics.MeterReadings;
 import io.rmqgw.testing.RawRemoting;
+import io.rmqgw.testing.UniqueNames;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -43,7 +42,6 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
 import org.apache.rocketmq.remoting.protocol.heartbeat.HeartbeatData;
 import org.apache.rocketmq.remoting.protocol.heartbeat.ProducerData;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Send rate limits with real clients through the gateway to the real broker: sends past a topic's limit are
@@ -51,7 +49,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * reach the broker; a reload changes the limits for the next send. Limits are tiny (1 send a second after a
  * burst of 2) so that a burst of 20 sync sends is over them on any machine.
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster
 class RateLimitIT {
 
     private static ScenarioResult send(ClientVersion version, GatewayFixture gateway, String topic, String prefix)
@@ -61,12 +59,11 @@ class RateLimitIT {
     }
 
     @Test
-    void sendsPastTheLimitsGetSystemBusyAndAReloadChangesThem(SharedCluster shared) throws Exception {
-        String topic = shared.topic("ratelimited");
-        String other = shared.topic("unlimited");
+    void sendsPastTheLimitsGetSystemBusyAndAReloadChangesThem(ClusterUnderTest shared) throws Exception {
+        String topic = UniqueNames.topic("ratelimited");
+        String other = UniqueNames.topic("unlimited");
         RateLimitConfig tight = new RateLimitConfig(List.of(new TopicLimit(topic, 1, 2)), null);
-        try (GatewayFixture gateway = GatewayFixture.startWith(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ,
-            c -> c.withRateLimits(tight))) {
+        try (GatewayFixture gateway = GatewayFixture.on(shared).configure(c -> c.withRateLimits(tight)).start()) {
             // the topic exists first, so that its limit is the only reason for a refusal
             ScenarioRunner.scenario(ClientVersion.V5_4_0, "sync-send").namesrv(shared.namesrvAddress()).topic(topic)
                 .count(1).timeout(Duration.ofSeconds(60)).run().assertOk();
@@ -133,21 +130,18 @@ class RateLimitIT {
     }
 
     @Test
-    void pullsPastATopicsLimitAndRequestsPastAClientsLimitGetSystemBusy(SharedCluster shared) throws Exception {
-        String topic = shared.topic("pull_limited");
-        Admin.createTopic(shared.brokerAddress(), topic, 1);
-        Admin.awaitRoute(shared.namesrvAddress(), topic, shared.brokerName(), Duration.ofSeconds(15));
+    void pullsPastATopicsLimitAndRequestsPastAClientsLimitGetSystemBusy(ClusterUnderTest shared) throws Exception {
+        String topic = shared.topic("pull_limited", 1);
         ScenarioRunner.scenario(ClientVersion.V5_4_0, "sync-send").namesrv(shared.namesrvAddress()).topic(topic)
             .count(5).timeout(Duration.ofSeconds(60)).run().assertOk();
         RateLimitConfig pulls = new RateLimitConfig(List.of(new TopicLimit(topic, null, null, 1, 2)), null);
-        try (GatewayFixture gateway = GatewayFixture.startWith(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ,
-            c -> c.withRateLimits(pulls))) {
+        try (GatewayFixture gateway = GatewayFixture.on(shared).configure(c -> c.withRateLimits(pulls)).start()) {
             AtomicInteger pullsAtBroker = new AtomicInteger();
             RPCHook pullsOfTopic = counting(pullsAtBroker, RequestCode.PULL_MESSAGE, "topic", topic);
             @SuppressWarnings("deprecation")
             DefaultMQPullConsumer consumer = new DefaultMQPullConsumer(shared.group("pull_limited"));
             consumer.setNamesrvAddr(gateway.namesrvAddress());
-            consumer.setInstanceName("rmqgw-it-pull-limited-" + System.nanoTime());
+            consumer.setInstanceName(UniqueNames.instance("pull-limited"));
             consumer.start();
             shared.recorder().addBrokerHook(pullsOfTopic);
             try {
@@ -316,14 +310,11 @@ class RateLimitIT {
     }
 
     @Test
-    void unidentifiedConnectionsOfOneAddressAndClaimedIdsAreHeldToTheirLimits(SharedCluster shared) throws Exception {
-        String topic = shared.topic("address_limited");
-        Admin.createTopic(shared.brokerAddress(), topic, 4);
-        Admin.awaitRoute(shared.namesrvAddress(), topic, shared.brokerName(), Duration.ofSeconds(15));
+    void unidentifiedConnectionsOfOneAddressAndClaimedIdsAreHeldToTheirLimits(ClusterUnderTest shared) throws Exception {
+        String topic = shared.topic("address_limited", 4);
         // the setting: a per-client limit of 300 sends a second for every client
         RateLimitConfig perClient = new RateLimitConfig(null, List.of(new ClientLimit(RateLimitConfig.ANY, 300, 300)));
-        try (GatewayFixture gateway = GatewayFixture.startWith(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ,
-            c -> c.withRateLimits(perClient))) {
+        try (GatewayFixture gateway = GatewayFixture.on(shared).configure(c -> c.withRateLimits(perClient)).start()) {
             int port = gateway.brokerPort(shared.brokerAddress());
             AtomicInteger reachedBroker = new AtomicInteger();
             RPCHook sendsOfTopic = counting(reachedBroker, RequestCode.SEND_MESSAGE_V2, "b", topic);
