@@ -5,14 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.VirtualQueueConfig;
 import io.rmqgw.gateway.vq.VirtualConsumer;
 import io.rmqgw.gateway.vq.VirtualQueueStats;
 import io.rmqgw.gateway.vq.VirtualQueues;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.Admin;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.ScenarioProcess;
@@ -20,7 +19,7 @@ import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.MeterReadings;
-import io.rmqgw.testing.Closer;
+import io.rmqgw.testing.UniqueNames;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -54,8 +53,6 @@ import org.apache.rocketmq.remoting.protocol.header.GetMaxOffsetRequestHeader;
 import org.apache.rocketmq.remoting.protocol.header.QueryConsumerOffsetRequestHeader;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Virtual queues against the real 5.4.0 broker: a topic with 4 queues, 16 push consumers of one group
@@ -66,7 +63,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * one of another group reads the real queues in bypass. Two gateways in front of the cluster split
  * the real queues between them through the broker's own rebalance.
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster
 class VirtualQueuesIT {
 
     private static final int REAL_QUEUES = 4;
@@ -78,23 +75,19 @@ class VirtualQueuesIT {
     private static final int MESSAGES = 4_800;
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    static SharedCluster cluster;
-    @RegisterExtension
-    static final Closer CLOSER = Closer.allTests();
+    static ClusterUnderTest cluster;
     static GatewayFixture gateway;
     static String topic;
     static String group;
 
     @BeforeAll
-    static void setUp(SharedCluster shared) throws Exception {
+    static void setUp(ClusterUnderTest shared) throws Exception {
         cluster = shared;
-        topic = shared.topic("vq");
+        topic = shared.topic("vq", REAL_QUEUES);
         group = shared.group("vq");
-        Admin.createTopic(shared.brokerAddress(), topic, REAL_QUEUES);
-        Admin.awaitRoute(shared.namesrvAddress(), topic, shared.brokerName(), Duration.ofSeconds(15));
         // few leases per virtual queue: a consumer holds little, so the messages spread over all of them
         VirtualQueueConfig vq = new VirtualQueueConfig(group, topic, PER_REAL_QUEUE, null, null, 8, null, null, null);
-        gateway = CLOSER.add(GatewayFixture.start(shared.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(vq)));
+        gateway = shared.closeAfterClass(GatewayFixture.on(shared).virtualQueues(List.of(vq)).start());
     }
 
     @Test
@@ -229,7 +222,7 @@ class VirtualQueuesIT {
     void aBurstBacklogDrainsThroughPipelinedFetchesWithoutLossOrDuplicates() throws Exception {
         // a backlog written at once, straight to the broker: the gateway's fetches come back full with more behind
         // them, so several fetches per real queue are in flight and their answers must enter the window in order
-        String topic4 = cluster.topic("vq4");
+        String topic4 = UniqueNames.topic("vq4");
         String group4 = cluster.group("vq4");
         GatewayFixture gw = gatewayServing(topic4, group4, null);
         List<Map<String, AtomicInteger>> received = new ArrayList<>();
@@ -299,7 +292,7 @@ class VirtualQueuesIT {
      */
     @Test
     void litePullConsumersShareTheVirtualQueuesAndABypassingOneReadsTheRealQueues() throws Exception {
-        String topic5 = cluster.topic("vq5");
+        String topic5 = UniqueNames.topic("vq5");
         String group5 = cluster.group("vq5");
         String bypassGroup = cluster.group("vq5b");
         GatewayFixture gw = gatewayServing(topic5, group5, 8);
@@ -393,7 +386,7 @@ class VirtualQueuesIT {
 
     @Test
     void reconsumeLaterGoesToTheBrokersRetryTopicWithTheDelayAsked() throws Exception {
-        String topic3 = cluster.topic("vq3");
+        String topic3 = UniqueNames.topic("vq3");
         String group3 = cluster.group("vq3");
         GatewayFixture gw = gatewayServing(topic3, group3, 8);
         // key -> receipt times by reconsumeTimes (0: from the virtual queue, 1: from the group's retry topic)
@@ -461,13 +454,11 @@ class VirtualQueuesIT {
 
     @Test
     void twoGatewaysSplitTheRealQueuesThroughTheBrokersRebalance() throws Exception {
-        String topic2 = cluster.topic("vq2");
+        String topic2 = cluster.topic("vq2", REAL_QUEUES);
         String group2 = cluster.group("vq2");
-        Admin.createTopic(cluster.brokerAddress(), topic2, REAL_QUEUES);
-        Admin.awaitRoute(cluster.namesrvAddress(), topic2, cluster.brokerName(), Duration.ofSeconds(15));
         VirtualQueueConfig vq = new VirtualQueueConfig(group2, topic2, PER_REAL_QUEUE, null, null, 8, null, null, null);
-        GatewayFixture second = GatewayFixture.start(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(vq));
-        GatewayFixture first = GatewayFixture.start(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(vq));
+        GatewayFixture second = GatewayFixture.on(cluster).virtualQueues(List.of(vq)).start();
+        GatewayFixture first = GatewayFixture.on(cluster).virtualQueues(List.of(vq)).start();
         List<DefaultMQPushConsumer> consumers = new ArrayList<>();
         Map<String, AtomicInteger> received = new ConcurrentHashMap<>();
         try {
@@ -625,11 +616,10 @@ class VirtualQueuesIT {
 
     /** A new topic of REAL_QUEUES queues and a gateway serving {@code group} on it ({@code maxLeases} null: default). */
     private static GatewayFixture gatewayServing(String topic, String group, Integer maxLeases) throws Exception {
-        Admin.createTopic(cluster.brokerAddress(), topic, REAL_QUEUES);
-        Admin.awaitRoute(cluster.namesrvAddress(), topic, cluster.brokerName(), Duration.ofSeconds(15));
+        cluster.createTopic(topic, REAL_QUEUES);
         VirtualQueueConfig vq = new VirtualQueueConfig(group, topic, PER_REAL_QUEUE, null, null, maxLeases, null, null,
             null);
-        return GatewayFixture.start(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(vq));
+        return GatewayFixture.on(cluster).virtualQueues(List.of(vq)).start();
     }
 
     /** The consumer's stats, read on the gateway's virtual-queue loop (GoClientIT too). */
