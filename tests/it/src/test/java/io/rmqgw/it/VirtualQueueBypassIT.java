@@ -3,19 +3,18 @@ package io.rmqgw.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.VirtualQueueConfig;
 import io.rmqgw.gateway.vq.VirtualConsumer;
 import io.rmqgw.gateway.vq.VirtualQueues;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
-import io.rmqgw.it.support.Admin;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.FaultLoad;
 import io.rmqgw.it.support.ScenarioProcess;
 import io.rmqgw.it.support.ScenarioResult;
 import io.rmqgw.it.support.ScenarioRunner;
+import io.rmqgw.testing.UniqueNames;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,7 +42,6 @@ import org.apache.rocketmq.common.message.MessageQueue;
 import org.apache.rocketmq.remoting.protocol.heartbeat.MessageModel;
 import org.apache.rocketmq.store.stats.BrokerStatsManager;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Other groups on a virtual-queue topic, against the real 5.4.0 broker: while group A is served on virtual queues
@@ -52,7 +50,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * virtual queues are the real queues one to one, with real offsets: each of B, C, D and E gets every message, C in
  * each queue's order, B's commits land on the broker, and A still spreads over its consumers.
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster
 class VirtualQueueBypassIT {
 
     private static final int REAL_QUEUES = 4;
@@ -89,19 +87,18 @@ class VirtualQueueBypassIT {
     }
 
     @Test
-    void concurrentOrderlyAndBroadcastingGroupsReadTheRealQueuesBesideTheServedGroup(SharedCluster cluster)
+    void concurrentOrderlyAndBroadcastingGroupsReadTheRealQueuesBesideTheServedGroup(ClusterUnderTest cluster)
         throws Exception {
-        String topic = cluster.topic("bypass");
+        String topic = UniqueNames.topic("bypass");
         String served = cluster.group("bypass-a");
         String plain = cluster.group("bypass-b");
         String orderly = cluster.group("bypass-c");
         String broadcast = cluster.group("bypass-d");
         String forked = cluster.group("bypass-e");
         System.setProperty("rocketmq.client.localOffsetStoreDir", cluster.dir().resolve("bypass-offsets").toString());
-        Admin.createTopic(cluster.brokerAddress(), topic, REAL_QUEUES);
-        Admin.awaitRoute(cluster.namesrvAddress(), topic, cluster.brokerName(), Duration.ofSeconds(15));
+        cluster.createTopic(topic, REAL_QUEUES);
         VirtualQueueConfig vq = new VirtualQueueConfig(served, topic, PER_REAL_QUEUE, null, null, 8, null, null, null);
-        GatewayFixture gateway = GatewayFixture.start(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(vq));
+        GatewayFixture gateway = GatewayFixture.on(cluster).virtualQueues(List.of(vq)).start();
         List<Received> all = new ArrayList<>();
         ScenarioProcess e4 = null;
         try {
@@ -190,7 +187,7 @@ class VirtualQueueBypassIT {
             assertEquals(expected, inOrder, "the orderly group's messages, per queue in the order stored");
 
             // B's commits are the real queues' own, on the broker: up to each queue's end once all is consumed
-            var broker = cluster.brokerController();
+            var broker = cluster.sharedCluster().brokerController();
             FaultLoad.await("B's committed offsets reached every real queue's end on the broker", Duration.ofSeconds(20),
                 () -> {
                 for (int q = 0; q < REAL_QUEUES; q++) {
@@ -271,9 +268,9 @@ class VirtualQueueBypassIT {
     }
 
     /** The broker's max offset of {@code topic}'s queue {@code q} (-1 when the store cannot say). */
-    private static long queueEnd(SharedCluster cluster, String topic, int q) {
+    private static long queueEnd(ClusterUnderTest cluster, String topic, int q) {
         try {
-            return cluster.brokerController().getMessageStore().getMaxOffsetInQueue(topic, q);
+            return cluster.sharedCluster().brokerController().getMessageStore().getMaxOffsetInQueue(topic, q);
         } catch (Exception e) {
             return -1;
         }
