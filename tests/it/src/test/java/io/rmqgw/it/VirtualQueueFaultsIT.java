@@ -3,24 +3,22 @@ package io.rmqgw.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rmqgw.gateway.config.HeaderEncoding;
 import io.rmqgw.gateway.config.VirtualQueueConfig;
 import io.rmqgw.gateway.vq.RedeliveryReason;
 import io.rmqgw.gateway.vq.VirtualConsumer;
 import io.rmqgw.gateway.vq.VirtualQueueStats;
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.ForkedGateway;
 import io.rmqgw.it.fixture.GatewayFixture;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
-import io.rmqgw.it.support.Admin;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.ClientVersion;
 import io.rmqgw.it.support.DeliveryLedger;
 import io.rmqgw.it.support.FaultLoad;
 import io.rmqgw.it.support.ScenarioProcess;
 import io.rmqgw.it.support.ScenarioRunner;
 import io.rmqgw.testing.FreePorts;
+import io.rmqgw.testing.UniqueNames;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,7 +32,6 @@ import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Virtual queues under faults, against the real 5.4.0 broker: a topic with 4 queues, consumers of one group
@@ -45,7 +42,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * killed with SIGKILL and started again: no loss (its duplicates are reported: a crash's bound adds what was
  * acknowledged in its last second). Numbers: docs/RELIABILITY.md, "Virtual queues under faults".
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster
 class VirtualQueueFaultsIT {
 
     private static final int REAL_QUEUES = 4;
@@ -60,10 +57,10 @@ class VirtualQueueFaultsIT {
     /** A message every 20 ms: a steady stream through every fault. */
     private static final long SEND_INTERVAL_MS = 20;
 
-    static SharedCluster cluster;
+    static ClusterUnderTest cluster;
 
     @BeforeAll
-    static void setUp(SharedCluster shared) {
+    static void setUp(ClusterUnderTest shared) {
         cluster = shared;
     }
 
@@ -132,21 +129,18 @@ class VirtualQueueFaultsIT {
     @Test
     void crashedGatewayLosesNothing() throws Exception {
         // a forked gateway killed with SIGKILL (nothing pushed on the way out) and started again on its ports
-        String topic = cluster.topic("vqcrash");
+        String topic = cluster.topic("vqcrash", REAL_QUEUES);
         String group = cluster.group("vqcrash");
-        Admin.createTopic(cluster.brokerAddress(), topic, REAL_QUEUES);
-        Admin.awaitRoute(cluster.namesrvAddress(), topic, cluster.brokerName(), Duration.ofSeconds(15));
         String vqYaml = "virtual-queues:\n  - {group: " + group + ", topic: " + topic + ", per-real-queue: "
             + PER_REAL_QUEUE + ", window-size: " + WINDOW + ", max-leases-per-queue: " + LEASES_PER_QUEUE
             + ", lease-timeout: " + LEASE_TIMEOUT.toSeconds() + "s}\n";
         int port = FreePorts.port();
         int brokerPorts = FreePorts.range(12);
-        String work = System.getProperty("rmqgw.it.workDir", System.getProperty("java.io.tmpdir"));
         List<String> jvm = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData");
         DeliveryLedger ledger = new DeliveryLedger();
         List<DefaultMQPushConsumer> consumers = new ArrayList<>();
-        ForkedGateway gateway = ForkedGateway.start(Paths.get(work, "vq-crash-1-" + System.nanoTime()),
-            cluster.namesrvAddress(), jvm, port, brokerPorts, vqYaml);
+        ForkedGateway gateway = GatewayFixture.on(cluster).forked(UniqueNames.workDir("vq-crash-1")).jvmOptions(jvm)
+            .ports(port, brokerPorts).extraYaml(vqYaml).start();
         DefaultMQProducer producer = new DefaultMQProducer(cluster.group(topic + "p"));
         try {
             for (int i = 0; i < 8; i++) {
@@ -161,8 +155,8 @@ class VirtualQueueFaultsIT {
             int sentBeforeCrash = ledger.sentCount();
             long receivedBeforeCrash = ledger.deliveries();
             gateway.kill();
-            gateway = ForkedGateway.start(Paths.get(work, "vq-crash-2-" + System.nanoTime()),
-                cluster.namesrvAddress(), jvm, port, brokerPorts, vqYaml);
+            gateway = GatewayFixture.on(cluster).forked(UniqueNames.workDir("vq-crash-2")).jvmOptions(jvm)
+                .ports(port, brokerPorts).extraYaml(vqYaml).start();
             produce(producer, topic, Duration.ofSeconds(10), sequence, ledger);
             long drainStart = System.nanoTime();
             try {
@@ -232,7 +226,7 @@ class VirtualQueueFaultsIT {
         int sequence;
 
         private Run(String name, Duration leaseTimeout, boolean produceThroughGateway) {
-            this.topic = cluster.topic(name);
+            this.topic = UniqueNames.topic(name);
             this.group = cluster.group(name);
             this.produceThroughGateway = produceThroughGateway;
             this.config = new VirtualQueueConfig(group, topic, PER_REAL_QUEUE, WINDOW, null, LEASES_PER_QUEUE,
@@ -252,9 +246,8 @@ class VirtualQueueFaultsIT {
         }
 
         private void startAll(int forkedCount, int inJvmCount) throws Exception {
-            Admin.createTopic(cluster.brokerAddress(), topic, REAL_QUEUES);
-            Admin.awaitRoute(cluster.namesrvAddress(), topic, cluster.brokerName(), Duration.ofSeconds(15));
-            gateway = GatewayFixture.start(cluster.namesrvAddress(), HeaderEncoding.ROCKETMQ, null, List.of(config));
+            cluster.createTopic(topic, REAL_QUEUES);
+            gateway = GatewayFixture.on(cluster).virtualQueues(List.of(config)).start();
             for (int i = 0; i < forkedCount; i++) {
                 forked.add(ScenarioRunner.scenario(ClientVersion.V4_9_7, "push-consume")
                     .namesrv(gateway.namesrvAddress()).topic(topic).group(group).count(0)
