@@ -3,13 +3,14 @@ package io.rmqgw.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.ForkedGateway;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
-import io.rmqgw.it.support.Admin;
+import io.rmqgw.it.fixture.GatewayFixture;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.FaultLoad;
 import io.rmqgw.testing.Await;
 import io.rmqgw.testing.RawRemoting;
+import io.rmqgw.testing.UniqueNames;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -31,7 +32,6 @@ import org.apache.rocketmq.remoting.protocol.header.GetMaxOffsetRequestHeader;
 import org.apache.rocketmq.remoting.protocol.header.namesrv.GetRouteInfoRequestHeader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * A measurement, not a check of speed (issue 14, floods): the heap and direct memory a forked gateway holds for
@@ -47,7 +47,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * (all pools), direct buffers ({@code jvm_buffer_memory_used_bytes{id="direct"}}), Netty's pooled direct memory
  * and the resident set, before the connections and with them. Printed as {@code IDLE-CONNECTIONS} lines.
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster
 @EnabledIfSystemProperty(named = "rmqgw.it.idleConnections", matches = "\\d+")
 class IdleConnectionsIT {
 
@@ -69,12 +69,10 @@ class IdleConnectionsIT {
     }
 
     @Test
-    void idleClientConnectionsHoldLittleMemory(SharedCluster shared) throws Exception {
+    void idleClientConnectionsHoldLittleMemory(ClusterUnderTest shared) throws Exception {
         int silent = Integer.getInteger("rmqgw.it.idleConnections");
         int withUpstream = Integer.getInteger("rmqgw.it.idleConnectionsWithUpstream", Math.min(silent, 4_000));
-        String topic = shared.topic("idle");
-        Admin.createTopic(shared.brokerAddress(), topic, 4);
-        Admin.awaitRoute(shared.namesrvAddress(), topic, shared.brokerName(), Duration.ofSeconds(15));
+        String topic = shared.topic("idle", 4);
 
         Run quiet = run(shared, topic, "silent", silent, (gateway, brokerPort, i) -> SocketChannel.open(
             new InetSocketAddress("127.0.0.1", i % 2 == 0 ? gateway.port() : brokerPort)));
@@ -104,8 +102,9 @@ class IdleConnectionsIT {
     }
 
     /** In a fresh gateway ({@code topic} routes to the shared broker): memory before, {@code n} connections opened by {@code opener}, memory with them. */
-    private static Run run(SharedCluster shared, String topic, String kind, int n, Opener opener) throws Exception {
-        try (ForkedGateway gateway = ForkedGateway.start(dir(shared, kind), shared.namesrvAddress(), JVM, DOWNSTREAM)) {
+    private static Run run(ClusterUnderTest shared, String topic, String kind, int n, Opener opener) throws Exception {
+        try (ForkedGateway gateway = GatewayFixture.on(shared).forked(UniqueNames.workDir("idle-connections-" + kind))
+            .jvmOptions(JVM).downstreamYaml(DOWNSTREAM).start()) {
             int brokerPort = brokerPort(gateway, topic);
             Memory before = measure(gateway);
             List<SocketChannel> open = new ArrayList<>();
@@ -122,10 +121,6 @@ class IdleConnectionsIT {
                 closeAll(open);
             }
         }
-    }
-
-    private static Path dir(SharedCluster shared, String name) {
-        return shared.dir().resolve("idle-connections-" + name + "-" + System.nanoTime());
     }
 
     private static void closeAll(List<SocketChannel> open) {
