@@ -4,11 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rmqgw.it.fixture.ClusterUnderTest;
 import io.rmqgw.it.fixture.ForkedGateway;
-import io.rmqgw.it.fixture.SharedCluster;
-import io.rmqgw.it.fixture.SharedClusterExtension;
+import io.rmqgw.it.fixture.GatewayFixture;
+import io.rmqgw.it.fixture.RocketMqCluster;
 import io.rmqgw.it.support.Admin;
 import io.rmqgw.testing.Await;
+import io.rmqgw.testing.UniqueNames;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -17,8 +19,6 @@ import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,7 +36,6 @@ import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.remoting.protocol.route.TopicRouteData;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Half-sent large frames against a gateway in its own JVM at {@code -Xmx512m
@@ -49,7 +48,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * nothing. With the default {@code downstream.max-incomplete-frame-bytes} (8 MiB) the same frames are
  * refused on their length alone. Figures are printed for docs/RELIABILITY.md.
  */
-@ExtendWith(SharedClusterExtension.class)
+@RocketMqCluster
 class HalfSentFramesIT {
 
     private static final List<String> JVM = List.of("-Xmx512m", "-XX:MaxDirectMemorySize=512m", "-XX:+UseSerialGC",
@@ -68,11 +67,6 @@ class HalfSentFramesIT {
         ByteBuffer b = ByteBuffer.allocate(SENT);
         b.putInt(DECLARED_LENGTH).putInt(header.length).put(header);
         return b.array();
-    }
-
-    private static Path dir(String name) {
-        String work = System.getProperty("rmqgw.it.workDir", System.getProperty("java.io.tmpdir"));
-        return Paths.get(work, "half-sent-" + name + "-" + System.nanoTime());
     }
 
     /** Peaks of what the gateway reports, sampled every 100 ms. */
@@ -121,18 +115,18 @@ class HalfSentFramesIT {
         private final DefaultMQProducer producer;
         private final Thread thread;
 
-        Producer(SharedCluster cluster, String namesrv, String topic) throws Exception {
-            this(cluster, namesrv, topic, 0);
+        Producer(String namesrv, String topic) throws Exception {
+            this(namesrv, topic, 0);
         }
 
         /**
          * A producer sending {@code perSecond} messages a second (0: as fast as it can), one at a time; behind its pace
          * it catches up for at most a second's worth.
          */
-        Producer(SharedCluster cluster, String namesrv, String topic, int perSecond) throws Exception {
-            producer = new DefaultMQProducer(cluster.group("halfsent"));
+        Producer(String namesrv, String topic, int perSecond) throws Exception {
+            producer = new DefaultMQProducer(UniqueNames.group("halfsent"));
             producer.setNamesrvAddr(namesrv);
-            producer.setInstanceName("rmqgw-it-halfsent-" + System.nanoTime());
+            producer.setInstanceName(UniqueNames.instance("halfsent"));
             producer.setRetryTimesWhenSendFailed(0);
             producer.start();
             long interval = perSecond == 0 ? 0 : TimeUnit.SECONDS.toNanos(1) / perSecond;
@@ -176,10 +170,10 @@ class HalfSentFramesIT {
     }
 
     /** The gateway's address for the shared broker, from a route answered through it. */
-    static InetSocketAddress brokerListener(SharedCluster cluster, ForkedGateway gateway, String topic)
-        throws Exception {
-        Admin.createTopic(cluster.brokerAddress(), topic, 4);
-        Admin.awaitRoute(gateway.namesrvAddress(), topic, cluster.brokerName(), Duration.ofSeconds(30));
+    static InetSocketAddress brokerListener(String brokerAddress, String brokerName, ForkedGateway gateway,
+                                            String topic) throws Exception {
+        Admin.createTopic(brokerAddress, topic, 4);
+        Admin.awaitRoute(gateway.namesrvAddress(), topic, brokerName, Duration.ofSeconds(30));
         TopicRouteData route = Admin.route(gateway.namesrvAddress(), topic);
         Map<Long, String> addrs = route.getBrokerDatas().get(0).getBrokerAddrs();
         String a = addrs.get(0L);
@@ -244,19 +238,20 @@ class HalfSentFramesIT {
     }
 
     @Test
-    void fortyHalfSentFramesStayWithinTheBudgetAndGoAtTheFrameTimeout(SharedCluster cluster) throws Exception {
+    void fortyHalfSentFramesStayWithinTheBudgetAndGoAtTheFrameTimeout(ClusterUnderTest cluster) throws Exception {
         // frames up to 16 MiB may be buffered here, so the budget is what bounds them
-        try (ForkedGateway gateway = ForkedGateway.start(dir("budget"), cluster.namesrvAddress(), JVM,
-            "  frame-timeout: " + FRAME_TIMEOUT.toSeconds() + "s\n  max-incomplete-frame-bytes: 16777216\n")) {
-            String topic = cluster.topic("halfsent");
-            InetSocketAddress broker = brokerListener(cluster, gateway, topic);
+        try (ForkedGateway gateway = GatewayFixture.on(cluster).forked(UniqueNames.workDir("half-sent-budget"))
+            .jvmOptions(JVM).downstreamYaml("  frame-timeout: " + FRAME_TIMEOUT.toSeconds()
+                + "s\n  max-incomplete-frame-bytes: 16777216\n").start()) {
+            String topic = UniqueNames.topic("halfsent");
+            InetSocketAddress broker = brokerListener(cluster.brokerAddress(), cluster.brokerName(), gateway, topic);
             long budget = (long) ForkedGateway.sample(gateway.scrape(), "rmqgw_incomplete_frame_budget_bytes");
             assertEquals(128L * 1024 * 1024, budget, "a quarter of 512 MiB direct memory");
 
             AtomicInteger refusedWhileWriting = new AtomicInteger();
             List<Socket> sockets;
             long t0 = System.nanoTime();
-            try (Peaks peaks = new Peaks(gateway); Producer producer = new Producer(cluster, gateway.namesrvAddress(), topic)) {
+            try (Peaks peaks = new Peaks(gateway); Producer producer = new Producer(gateway.namesrvAddress(), topic)) {
                 Await.until("the producer sends", Duration.ofSeconds(60), () -> producer.ok.get() > 10);
                 sockets = sendAll(broker, refusedWhileWriting);
                 long sentAt = System.nanoTime();
@@ -297,12 +292,13 @@ class HalfSentFramesIT {
     }
 
     @Test
-    void withTheDefaultConnectionBoundTheSameFramesAreRefusedOnTheirLength(SharedCluster cluster) throws Exception {
-        try (ForkedGateway gateway = ForkedGateway.start(dir("default"), cluster.namesrvAddress(), JVM, "")) {
-            String topic = cluster.topic("halfsent_default");
-            InetSocketAddress broker = brokerListener(cluster, gateway, topic);
+    void withTheDefaultConnectionBoundTheSameFramesAreRefusedOnTheirLength(ClusterUnderTest cluster) throws Exception {
+        try (ForkedGateway gateway = GatewayFixture.on(cluster).forked(UniqueNames.workDir("half-sent-default"))
+            .jvmOptions(JVM).start()) {
+            String topic = UniqueNames.topic("halfsent_default");
+            InetSocketAddress broker = brokerListener(cluster.brokerAddress(), cluster.brokerName(), gateway, topic);
             AtomicInteger refusedWhileWriting = new AtomicInteger();
-            try (Peaks peaks = new Peaks(gateway); Producer producer = new Producer(cluster, gateway.namesrvAddress(), topic)) {
+            try (Peaks peaks = new Peaks(gateway); Producer producer = new Producer(gateway.namesrvAddress(), topic)) {
                 Await.until("the producer sends", Duration.ofSeconds(60), () -> producer.ok.get() > 10);
                 List<Socket> sockets = sendAll(broker, refusedWhileWriting);
                 for (Socket s : sockets) {

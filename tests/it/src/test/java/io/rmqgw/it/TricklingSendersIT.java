@@ -277,14 +277,15 @@ class TricklingSendersIT {
         try (ForkedGateway gateway = ForkedGateway.start(dir(Integer.toString(connections)), cluster.namesrvAddress(),
             jvm("256m"), "  frame-timeout: " + FRAME_TIMEOUT.toSeconds() + "s\n")) {
             String topic = cluster.topic("trickle" + connections);
-            InetSocketAddress broker = HalfSentFramesIT.brokerListener(cluster, gateway, topic);
+            InetSocketAddress broker =
+                HalfSentFramesIT.brokerListener(cluster.brokerAddress(), cluster.brokerName(), gateway, topic);
             String before = gateway.scrape();
             long budget = (long) ForkedGateway.sample(before, "rmqgw_incomplete_frame_budget_bytes");
             assertEquals(64L * 1024 * 1024, budget, "a quarter of 256 MiB direct memory");
             long pooledBefore = (long) ForkedGateway.sample(before, "rmqgw_netty_pooled_memory_used_bytes{memory=\"direct\"}");
 
             try (HalfSentFramesIT.Peaks peaks = new HalfSentFramesIT.Peaks(gateway);
-                 HalfSentFramesIT.Producer producer = new HalfSentFramesIT.Producer(cluster, gateway.namesrvAddress(), topic,
+                 HalfSentFramesIT.Producer producer = new HalfSentFramesIT.Producer(gateway.namesrvAddress(), topic,
                      PACE);
                  Tricklers tricklers = new Tricklers()) {
                 Await.until("the producer sends", Duration.ofSeconds(60), () -> producer.ok.get() > 50);
@@ -358,10 +359,11 @@ class TricklingSendersIT {
             "  frame-timeout: " + FRAME_TIMEOUT.toSeconds() + "s\n  max-incomplete-frame-bytes: 16777216\n"
                 + "  incomplete-frame-budget: 0\n")) {
             String topic = cluster.topic("starved");
-            InetSocketAddress broker = HalfSentFramesIT.brokerListener(cluster, gateway, topic);
+            InetSocketAddress broker =
+                HalfSentFramesIT.brokerListener(cluster.brokerAddress(), cluster.brokerName(), gateway, topic);
             int connections = 120;
             byte[] start = frameStart(8 * 1024 * 1024, 1024 * 1024); // 1 MiB each of an 8 MiB frame: 120 MiB wanted
-            try (HalfSentFramesIT.Producer producer = new HalfSentFramesIT.Producer(cluster, gateway.namesrvAddress(), topic);
+            try (HalfSentFramesIT.Producer producer = new HalfSentFramesIT.Producer(gateway.namesrvAddress(), topic);
                  Tricklers tricklers = new Tricklers()) {
                 Await.until("the producer sends", Duration.ofSeconds(60), () -> producer.ok.get() > 20);
                 ReadinessSamples readiness;
