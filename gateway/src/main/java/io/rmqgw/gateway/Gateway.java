@@ -19,6 +19,7 @@ import io.rmqgw.gateway.core.RequestFilter;
 import io.rmqgw.gateway.core.UpstreamSettings;
 import io.rmqgw.gateway.edge.EdgeSettings;
 import io.rmqgw.gateway.fanout.Fanout;
+import io.rmqgw.gateway.multicluster.LogicalTopics;
 import io.rmqgw.gateway.namesrv.ClusterDiscovery;
 import io.rmqgw.gateway.namesrv.NamesrvRole;
 import io.rmqgw.gateway.net.Dialer;
@@ -63,6 +64,7 @@ public final class Gateway implements AutoCloseable {
     private final Fanout fanout;
     private final VirtualQueues virtualQueues;
     private final Coalescing coalescing;
+    private final LogicalTopics logicalTopics;
     /** The settings bound at start, compared by each reload. */
     private final RestartBoundSettings restartBound = new RestartBoundSettings();
     private final AdminRequests adminRequests;
@@ -73,7 +75,8 @@ public final class Gateway implements AutoCloseable {
     private Gateway(GatewayConfig config, GatewayMetrics metrics, Transport transport, RelayContext context,
                     BrokerListeners brokers, Channel listener, Readiness readiness, AdminServer admin,
                     UpstreamPool upstreamPool, RouteQueries routeQueries, Fanout fanout, VirtualQueues virtualQueues,
-                    Coalescing coalescing, AdminRequests adminRequests, Runnable rebuildTables) {
+                    Coalescing coalescing, LogicalTopics logicalTopics, AdminRequests adminRequests,
+                    Runnable rebuildTables) {
         this.config = config;
         this.metrics = metrics;
         this.transport = transport;
@@ -87,6 +90,7 @@ public final class Gateway implements AutoCloseable {
         this.fanout = fanout;
         this.virtualQueues = virtualQueues;
         this.coalescing = coalescing;
+        this.logicalTopics = logicalTopics;
         this.adminRequests = adminRequests;
         this.rebuildTables = rebuildTables;
         if (admin != null) {
@@ -145,7 +149,8 @@ public final class Gateway implements AutoCloseable {
             VirtualQueues virtualQueues = new VirtualQueues(config.virtualQueues(), brokers, context, pool, routeQueries,
                 config.advertiseHost() + ":" + config.listen().port(), HandlerTables::virtualBroker);
             Coalescing coalescing = new Coalescing(config.coalescing(), context, pool, brokers.storeHosts());
-            features.addAll(List.of(fanout, coalescing, virtualQueues));
+            LogicalTopics logicalTopics = new LogicalTopics(config, context, pool, brokers);
+            features.addAll(List.of(fanout, coalescing, virtualQueues, logicalTopics));
             Supplier<HandlerTable> namesrvTable = () -> HandlerTables.namesrv(brokers, routes, context.cluster(),
                 metrics, virtualQueues.routeShaper(), unregistered, features);
             NamesrvRole namesrvRole = new NamesrvRole(context, namesrvTable.get(), readiness);
@@ -165,7 +170,7 @@ public final class Gateway implements AutoCloseable {
                 .sync()
                 .channel();
             Gateway gateway = new Gateway(config, metrics, transport, context, brokers, listener, readiness, admin,
-                pool, routeQueries, fanout, virtualQueues, coalescing, adminRequests, rebuildTables);
+                pool, routeQueries, fanout, virtualQueues, coalescing, logicalTopics, adminRequests, rebuildTables);
             if (config.fanout().enabled()) {
                 fanout.bindListener();
             }
@@ -252,6 +257,11 @@ public final class Gateway implements AutoCloseable {
         return coalescing;
     }
 
+    /** Logical topics over several clusters: their routes and the brokers' health. */
+    public LogicalTopics logicalTopics() {
+        return logicalTopics;
+    }
+
     /** Client connections by client id and group. */
     public ClientRegistry clients() {
         return context.clients();
@@ -298,7 +308,7 @@ public final class Gateway implements AutoCloseable {
             applied.add("names, header encodings, downstream");
         }
         boolean featuresChanged = false;
-        for (Feature feature : List.of(fanout, coalescing, virtualQueues)) {
+        for (Feature feature : List.of(fanout, coalescing, virtualQueues, logicalTopics)) {
             if (feature.reload(next)) {
                 applied.add(feature.name());
                 featuresChanged = true;
@@ -456,6 +466,7 @@ public final class Gateway implements AutoCloseable {
             log.info("drained in {} ms: nothing in flight", tookMillis);
         }
         context.closeAll();
+        logicalTopics.close();
         virtualQueues.close(); // pushes the real commits while the pool still runs
         upstreamPool.close();
         // the failures of held requests (virtual-queue fetches, coalesced batches) are told on their callers'

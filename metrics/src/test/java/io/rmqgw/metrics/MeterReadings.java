@@ -188,6 +188,27 @@ public final class MeterReadings {
         return health("rmqgw.broker.up", address);
     }
 
+    /** Sends to logical topics the gateway stored elsewhere than chosen, over every cluster and reason. */
+    public double logicalSendsRedirected() {
+        return registry.find("rmqgw.logical.sends.redirected").counters().stream().mapToDouble(Counter::count).sum();
+    }
+
+    /** As {@link #logicalSendsRedirected()}, for one reason (down, degraded, retried). */
+    public double logicalSendsRedirected(String reason) {
+        return registry.find("rmqgw.logical.sends.redirected").tag("reason", reason).counters().stream()
+            .mapToDouble(Counter::count).sum();
+    }
+
+    /** Times {@code cluster} went down. */
+    public double clusterFailovers(String cluster) {
+        return count("rmqgw.cluster.failovers", "cluster", cluster);
+    }
+
+    /** Times {@code cluster} came back up after being down. */
+    public double clusterFailbacks(String cluster) {
+        return count("rmqgw.cluster.failbacks", "cluster", cluster);
+    }
+
     // ---------------------------------------------------------------- lookups
 
     /** The count of the counter {@code name} with these tag keys and values; 0 when there is none. */

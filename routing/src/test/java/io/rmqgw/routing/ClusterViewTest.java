@@ -1,5 +1,6 @@
 package io.rmqgw.routing;
 
+import static io.rmqgw.routing.RouteParts.queue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -60,14 +61,6 @@ class ClusterViewTest {
         return ((org.apache.rocketmq.remoting.protocol.RemotingSerializable) body).encode();
     }
 
-    private static QueueData queue(String brokerName, int read, int write, int perm) {
-        QueueData q = new QueueData();
-        q.setBrokerName(brokerName);
-        q.setReadQueueNums(read);
-        q.setWriteQueueNums(write);
-        q.setPerm(perm);
-        return q;
-    }
 
     private static BrokerData broker(String cluster, String name, Object... idsAndAddresses) {
         HashMap<Long, String> addrs = new HashMap<>();

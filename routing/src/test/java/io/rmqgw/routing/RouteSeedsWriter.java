@@ -1,5 +1,7 @@
 package io.rmqgw.routing;
 
+import static io.rmqgw.routing.RouteParts.queue;
+
 import com.alibaba.fastjson2.JSONWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -76,14 +78,6 @@ class RouteSeedsWriter {
         return info;
     }
 
-    private static QueueData queue(String brokerName, int read, int write, int perm) {
-        QueueData q = new QueueData();
-        q.setBrokerName(brokerName);
-        q.setReadQueueNums(read);
-        q.setWriteQueueNums(write);
-        q.setPerm(perm);
-        return q;
-    }
 
     private static BrokerData broker(String cluster, String name, Map<Long, String> addresses) {
         return new BrokerData(cluster, name, new HashMap<>(addresses));

@@ -27,13 +27,16 @@ import java.util.Objects;
  * @param rateLimits     request rate limits per topic and per client id (none by default)
  * @param coalescing     server-side coalescing of small sends into batches (no topic by default)
  * @param adminRequests  which admin request codes are relayed (destructive ones refused by default)
+ * @param clusters       further upstream clusters by name, which logical topics span besides {@code default}
+ * @param logicalTopics  topics that live on several clusters (none by default: every topic is {@code default}'s)
  */
 public record GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
                             RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
                             EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream,
                             NamesConfig names, LoggingConfig logging, FanoutConfig fanout,
                             List<VirtualQueueConfig> virtualQueues, TlsConfig tls, RateLimitConfig rateLimits,
-                            CoalescingConfig coalescing, AdminRequestsConfig adminRequests) {
+                            CoalescingConfig coalescing, AdminRequestsConfig adminRequests,
+                            java.util.Map<String, ClusterConfig> clusters, List<LogicalTopicConfig> logicalTopics) {
 
     public static final int DEFAULT_MAX_FRAME_LENGTH = 16 * 1024 * 1024;
     public static final HostPort DEFAULT_LISTEN = new HostPort("127.0.0.1", 9876);
@@ -95,6 +98,57 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
         rateLimits = Objects.requireNonNullElse(rateLimits, RateLimitConfig.NONE);
         coalescing = Objects.requireNonNullElse(coalescing, CoalescingConfig.NONE);
         adminRequests = Objects.requireNonNullElse(adminRequests, AdminRequestsConfig.DEFAULT);
+        clusters = clusters == null ? java.util.Map.of() : java.util.Collections.unmodifiableMap(
+            new java.util.LinkedHashMap<>(clusters));
+        logicalTopics = logicalTopics == null ? List.of() : List.copyOf(logicalTopics);
+        checkLogicalTopics(clusters, logicalTopics);
+    }
+
+    /** Without further clusters and logical topics. */
+    public GatewayConfig(HostPort listen, String advertiseHost, PortRange brokerPorts, UpstreamConfig upstream,
+                         RouteCacheConfig routes, Integer maxFrameLength, Duration drainTimeout,
+                         EmbeddedConfig embedded, AdminConfig admin, DownstreamConfig downstream, NamesConfig names,
+                         LoggingConfig logging, FanoutConfig fanout, List<VirtualQueueConfig> virtualQueues,
+                         TlsConfig tls, RateLimitConfig rateLimits, CoalescingConfig coalescing,
+                         AdminRequestsConfig adminRequests) {
+        this(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout, embedded, admin,
+            downstream, names, logging, fanout, virtualQueues, tls, rateLimits, coalescing, adminRequests, null, null);
+    }
+
+    private static void checkLogicalTopics(java.util.Map<String, ClusterConfig> clusters,
+                                           List<LogicalTopicConfig> logicalTopics) {
+        clusters.forEach((name, cluster) -> {
+            String path = "clusters." + name;
+            if (name == null || name.isBlank() || !name.equals(name.trim())) {
+                throw new ConfigException("clusters", "a cluster name must be a word, was '" + name + "'");
+            }
+            if (LogicalTopicConfig.DEFAULT_CLUSTER.equals(name)) {
+                throw new ConfigException(path, "default is the cluster of upstream.namesrv; name this one otherwise");
+            }
+            if (cluster == null) {
+                throw new ConfigException(path, "must be a mapping with namesrv");
+            }
+            cluster.check(path);
+        });
+        java.util.Map<String, Integer> seen = new java.util.HashMap<>();
+        for (int i = 0; i < logicalTopics.size(); i++) {
+            LogicalTopicConfig entry = logicalTopics.get(i);
+            String path = "logical-topics[" + i + "]";
+            if (entry == null) {
+                throw new ConfigException(path, "must be a mapping with topic and clusters");
+            }
+            Integer earlier = seen.putIfAbsent(entry.topic(), i);
+            if (earlier != null) {
+                throw new ConfigException(path + ".topic", entry.topic() + " is already listed at logical-topics["
+                    + earlier + "]");
+            }
+            for (String cluster : entry.clusters()) {
+                if (!LogicalTopicConfig.DEFAULT_CLUSTER.equals(cluster) && !clusters.containsKey(cluster)) {
+                    throw new ConfigException(path + ".clusters", "cluster " + cluster + " is neither default nor"
+                        + " named under clusters: " + clusters.keySet());
+                }
+            }
+        }
     }
 
     /** With the default admin-request policy. */
@@ -226,61 +280,69 @@ public record GatewayConfig(HostPort listen, String advertiseHost, PortRange bro
     public GatewayConfig withNamesrv(List<HostPort> namesrv) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream.withNamesrv(namesrv),
             routes, maxFrameLength, drainTimeout, embedded, admin, downstream, names, logging, fanout, virtualQueues, tls,
-            rateLimits, coalescing);
+            rateLimits, coalescing, adminRequests, clusters, logicalTopics);
     }
 
     /** A copy with other log levels. */
     public GatewayConfig withLogging(LoggingConfig levels) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, levels, fanout, virtualQueues, tls, rateLimits, coalescing, adminRequests);
+            embedded, admin, downstream, names, levels, fanout, virtualQueues, tls, rateLimits, coalescing, adminRequests, clusters, logicalTopics);
     }
 
     /** A copy with other upstream settings. */
     public GatewayConfig withUpstream(UpstreamConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, replacement, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, coalescing, adminRequests);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, coalescing, adminRequests, clusters, logicalTopics);
     }
 
     /** A copy with these route-cache settings. */
     public GatewayConfig withRoutes(RouteCacheConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, replacement, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, coalescing, adminRequests);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, coalescing, adminRequests, clusters, logicalTopics);
     }
 
     /** A copy with other fan-out settings. */
     public GatewayConfig withFanout(FanoutConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, replacement, virtualQueues, tls, rateLimits, coalescing, adminRequests);
+            embedded, admin, downstream, names, logging, replacement, virtualQueues, tls, rateLimits, coalescing, adminRequests, clusters, logicalTopics);
     }
 
     /** A copy with other virtual-queue entries. */
     public GatewayConfig withVirtualQueues(List<VirtualQueueConfig> replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, replacement, tls, rateLimits, coalescing, adminRequests);
+            embedded, admin, downstream, names, logging, fanout, replacement, tls, rateLimits, coalescing, adminRequests, clusters, logicalTopics);
     }
 
     /** A copy with other TLS settings. */
     public GatewayConfig withTls(TlsConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, virtualQueues, replacement, rateLimits, coalescing, adminRequests);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, replacement, rateLimits, coalescing, adminRequests, clusters, logicalTopics);
     }
 
     /** A copy with other rate limits. */
     public GatewayConfig withRateLimits(RateLimitConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, replacement, coalescing, adminRequests);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, replacement, coalescing, adminRequests, clusters, logicalTopics);
     }
 
     /** A copy with other coalescing settings. */
     public GatewayConfig withCoalescing(CoalescingConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, replacement, adminRequests);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, replacement, adminRequests, clusters, logicalTopics);
     }
 
     /** A copy with another admin-request policy. */
     public GatewayConfig withAdminRequests(AdminRequestsConfig replacement) {
         return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
-            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, coalescing, replacement);
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, coalescing, replacement, clusters, logicalTopics);
+    }
+
+    /** A copy with other clusters and logical topics. */
+    public GatewayConfig withLogicalTopics(java.util.Map<String, ClusterConfig> nextClusters,
+                                           List<LogicalTopicConfig> nextTopics) {
+        return new GatewayConfig(listen, advertiseHost, brokerPorts, upstream, routes, maxFrameLength, drainTimeout,
+            embedded, admin, downstream, names, logging, fanout, virtualQueues, tls, rateLimits, coalescing, adminRequests,
+            nextClusters, nextTopics);
     }
 
     /** {@code advertise-host:port} of the listen port: what clients put in {@code namesrvAddr}. */

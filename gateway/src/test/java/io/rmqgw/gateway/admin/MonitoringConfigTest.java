@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.rmqgw.gateway.multicluster.LogicalTopicMeters;
 import io.rmqgw.metrics.GatewayMetrics;
 import io.rmqgw.metrics.GatewayMetrics.UpstreamFailure;
 import io.rmqgw.metrics.ListenerMeters;
@@ -74,6 +75,10 @@ class MonitoringConfigTest {
             metrics.brokerUp("10.0.0.5:10911", false);
             metrics.topicLabels(true, 10);
             metrics.topicRequest("TopicA", RequestCode.SEND_MESSAGE_V2);
+            LogicalTopicMeters logical = new LogicalTopicMeters(metrics.registry());
+            logical.cluster("idc2", c -> 0.5, c -> "degraded");
+            logical.broker("idc2", "10.1.0.5:10911", b -> 0.5);
+            logical.redirected("idc2", "default", "down");
             for (ListenerMeters listener : List.of(metrics.namesrvListener(), metrics.brokerListener("10.0.0.5:10911"))) {
                 channels.add(new EmbeddedChannel(listener.clientHandler()));
                 channels.add(new EmbeddedChannel(listener.upstreamHandler()));

@@ -131,6 +131,10 @@ class ConfigRoundTripTest {
               refusal-delay: 250ms
             coalescing: {topics: [Orders], max-messages: 32, max-bytes: 65536, max-delay: 2ms, max-in-flight: 2}
             admin-requests: {allow-all: true, allow-from: [10.1.0.0/16], allow-unknown-codes: true}
+            clusters:
+              idc2: {namesrv: '10.1.0.1:9876;10.1.0.2:9876'}
+            logical-topics:
+              - {topic: Orders, clusters: [default, idc2], ordered: true}
             """
             .replace("ACL_SECRET", ACL_SECRET).replace("LISTENER_KEY_PASSWORD", LISTENER_KEY_PASSWORD)
             .replace("TOKEN_FILE", tokenFile.toString()).replace("STORE", dir.resolve("store").toString())

@@ -43,10 +43,24 @@ public final class FaultLoad implements AutoCloseable {
     private final AtomicInteger acknowledged = new AtomicInteger();
     private final AtomicBoolean stop = new AtomicBoolean();
     private final long startNanos = System.nanoTime();
+    private volatile Acknowledgements observer = (key, result, nanos) -> { };
+
+    /** Told of every acknowledged send: its key, the client's result, and when (System.nanoTime()). */
+    @FunctionalInterface
+    public interface Acknowledgements {
+        void acknowledged(String key, org.apache.rocketmq.client.producer.SendResult result, long atNanos);
+    }
 
     private FaultLoad(String topic, DeliveryLedger ledger) {
         this.topic = topic;
         this.ledger = ledger;
+    }
+
+    /** As {@link #start}, with {@code observer} told of every acknowledged send from the first. */
+    public static FaultLoad start(String namesrv, String topic, String group, int producerCount, long pauseMillis,
+                                  Duration sendTimeout, int retries, DeliveryLedger ledger, Acknowledgements observer)
+        throws Exception {
+        return launch(namesrv, topic, group, producerCount, pauseMillis, sendTimeout, retries, ledger, observer);
     }
 
     /**
@@ -56,7 +70,15 @@ public final class FaultLoad implements AutoCloseable {
      */
     public static FaultLoad start(String namesrv, String topic, String group, int producerCount, long pauseMillis,
                                   Duration sendTimeout, int retries, DeliveryLedger ledger) throws Exception {
+        return launch(namesrv, topic, group, producerCount, pauseMillis, sendTimeout, retries, ledger,
+            (key, result, nanos) -> { });
+    }
+
+    private static FaultLoad launch(String namesrv, String topic, String group, int producerCount, long pauseMillis,
+                                    Duration sendTimeout, int retries, DeliveryLedger ledger, Acknowledgements observer)
+        throws Exception {
         FaultLoad load = new FaultLoad(topic, ledger);
+        load.observer = observer;
         try {
             load.consumers.add(pushConsumer(group, topic, namesrv, group + "-c-" + System.nanoTime(),
                 ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET, ledger));
@@ -91,9 +113,11 @@ public final class FaultLoad implements AutoCloseable {
             String key = prefix + i;
             long t0 = System.nanoTime();
             try {
-                if (producer.send(new Message(topic, "f", key, key.getBytes(StandardCharsets.UTF_8))).getSendStatus()
-                    == SendStatus.SEND_OK) {
+                org.apache.rocketmq.client.producer.SendResult result = producer.send(new Message(topic, "f", key,
+                    key.getBytes(StandardCharsets.UTF_8)));
+                if (result.getSendStatus() == SendStatus.SEND_OK) {
                     ledger.sent(key);
+                    observer.acknowledged(key, result, System.nanoTime());
                     acknowledged.incrementAndGet();
                 } else {
                     failures.put(key, failure(key, t0, -1, "not SEND_OK"));

@@ -1,0 +1,110 @@
+package io.rmqgw.routing;
+
+import static io.rmqgw.routing.RouteParts.queue;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.rocketmq.remoting.protocol.RemotingSerializable;
+import org.apache.rocketmq.remoting.protocol.route.BrokerData;
+import org.apache.rocketmq.remoting.protocol.route.QueueData;
+import org.apache.rocketmq.remoting.protocol.route.TopicRouteData;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The union of two clusters' routes, read back with RocketMQ's own classes (as clients do): every queue and broker of
+ * both, names kept unique, addresses and queue counts as each cluster gave them.
+ */
+class RouteUnionTest {
+
+
+    private static byte[] route(String order, List<QueueData> queues, BrokerData... brokers) {
+        TopicRouteData route = new TopicRouteData();
+        route.setQueueDatas(new ArrayList<>(queues));
+        route.setBrokerDatas(new ArrayList<>(List.of(brokers)));
+        route.setFilterServerTable(new HashMap<>());
+        route.setOrderTopicConf(order);
+        return route.encode(); // fastjson2's default: unquoted integer keys, as a name server writes for old clients
+    }
+
+    private static BrokerData broker(String cluster, String name, String master) {
+        HashMap<Long, String> addrs = new HashMap<>();
+        addrs.put(0L, master);
+        return new BrokerData(cluster, name, addrs);
+    }
+
+    private static TopicRouteData read(byte[] body) {
+        return RemotingSerializable.decode(body, TopicRouteData.class);
+    }
+
+    @Test
+    void theUnionHoldsEveryQueueAndBrokerOfBothClusters() {
+        byte[] idc1 = route(null, List.of(queue("broker-a", 4, 4, 6)), broker("C1", "broker-a", "10.0.0.1:10911"));
+        byte[] idc2 = route(null, List.of(queue("broker-b", 8, 8, 6)), broker("C2", "broker-b", "10.1.0.1:10911"));
+
+        RouteUnion.Result union = RouteUnion.of(List.of(new RouteUnion.Part("default", idc1),
+            new RouteUnion.Part("idc2", idc2)));
+
+        TopicRouteData seen = read(union.body());
+        assertEquals(Map.of("broker-a", 4, "broker-b", 8), seen.getQueueDatas().stream()
+            .collect(Collectors.toMap(QueueData::getBrokerName, QueueData::getWriteQueueNums)));
+        assertEquals(Map.of("broker-a", "10.0.0.1:10911", "broker-b", "10.1.0.1:10911"), seen.getBrokerDatas()
+            .stream().collect(Collectors.toMap(BrokerData::getBrokerName, b -> b.getBrokerAddrs().get(0L))));
+        assertEquals(Set.of("C1", "C2"), seen.getBrokerDatas().stream().map(BrokerData::getCluster)
+            .collect(Collectors.toSet()));
+        assertEquals(List.of("default", "idc2"), union.brokers().stream().map(RouteUnion.Broker::cluster).toList());
+        assertEquals("10.1.0.1:10911", union.brokers().get(1).master());
+        assertTrue(union.brokers().get(1).writable());
+        assertTrue(new String(union.body(), StandardCharsets.UTF_8).contains("\"0\":"), "standard JSON keys");
+    }
+
+    @Test
+    void aBrokerNameTakenByAnEarlierClusterIsShownWithItsClusterAndMappedBack() {
+        byte[] idc1 = route("broker-a:4", List.of(queue("broker-a", 4, 4, 6)),
+            broker("C1", "broker-a", "10.0.0.1:10911"));
+        byte[] idc2 = route("broker-a:2", List.of(queue("broker-a", 2, 2, 6)),
+            broker("C2", "broker-a", "10.1.0.1:10911"));
+
+        RouteUnion.Result union = RouteUnion.of(List.of(new RouteUnion.Part("default", idc1),
+            new RouteUnion.Part("idc2", idc2)));
+
+        TopicRouteData seen = read(union.body());
+        assertEquals(Set.of("broker-a", "idc2-broker-a"), seen.getQueueDatas().stream().map(QueueData::getBrokerName)
+            .collect(Collectors.toSet()));
+        assertEquals(Map.of("broker-a", "10.0.0.1:10911", "idc2-broker-a", "10.1.0.1:10911"), seen.getBrokerDatas()
+            .stream().collect(Collectors.toMap(BrokerData::getBrokerName, b -> b.getBrokerAddrs().get(0L))));
+        assertEquals("broker-a:4;idc2-broker-a:2", seen.getOrderTopicConf());
+        RouteUnion.Broker renamed = union.brokers().get(1);
+        assertEquals("idc2-broker-a", renamed.shownName());
+        assertEquals("broker-a", renamed.realName());
+    }
+
+    @Test
+    void withoutLeavesOutTheNamedBrokersAndKeepsTheOthersNames() {
+        byte[] idc1 = route(null, List.of(queue("broker-a", 4, 4, 6)), broker("C1", "broker-a", "10.0.0.1:10911"));
+        byte[] idc2 = route(null, List.of(queue("broker-a", 2, 2, 6)), broker("C2", "broker-a", "10.1.0.1:10911"));
+        RouteUnion.Result union = RouteUnion.of(List.of(new RouteUnion.Part("default", idc1),
+            new RouteUnion.Part("idc2", idc2)));
+
+        TopicRouteData seen = read(RouteUnion.without(union.body(), Set.of("broker-a")));
+
+        assertEquals(List.of("idc2-broker-a"), seen.getQueueDatas().stream().map(QueueData::getBrokerName).toList());
+        assertEquals(List.of("idc2-broker-a"), seen.getBrokerDatas().stream().map(BrokerData::getBrokerName).toList());
+        assertArrayEquals(union.body(), RouteUnion.without(union.body(), Set.of()));
+    }
+
+    @Test
+    void aBodyThatIsNoRouteIsRefusedWithTheClusterNamed() {
+        MalformedRouteBodyException e = assertThrows(MalformedRouteBodyException.class, () -> RouteUnion.of(List.of(
+            new RouteUnion.Part("idc2", "{\"code\":1}".getBytes(StandardCharsets.UTF_8)))));
+        assertTrue(e.getMessage().contains("cluster idc2"), e.getMessage());
+    }
+}
