@@ -27,6 +27,11 @@ each on its own topic of 4 queues; slow consumers (5 ms of work per message, one
 the gateway; fast consumers (no work): 4 direct vs 4 through the gateway; end-to-end latency through the gateway vs
 direct; the gateway's rmqgw_vq_* counters after every round (vq-metrics.txt).
 
+--only logical-topics (issue 29; not part of the default run): a second cluster (its own name server and broker) and
+one gateway in front of both with a logical topic over the two (`logical-topics`); produce-1k-16t (or --workloads'
+produce workloads) directly to the first cluster, through the gateway to a topic of the first cluster alone, and
+through the gateway to the logical topic, in turn; throughput, p99 and CPU per message of the gateway and each broker.
+
 --coalesce-topics T1,T2: the gateway under test ("gateway") coalesces single sends to these topics
 (`coalescing.topics`, the other coalescing keys at their defaults); a baseline gateway (--baseline-home, which
 may be this build) never does, so `--targets direct,gateway,baseline --baseline-home .` compares coalescing on,
@@ -121,6 +126,13 @@ SOAK_HEAP_GROWTH = 16 * 1048576  # growth: live heap at the end above the baseli
 SOAK_POOLED_GROWTH = 32 * 1048576  # or pooled direct memory at the end above twice the baseline and above this
 SOAK_RULE = ("growth = live heap at the end > live heap at 1 min + 16 MiB, or Netty pooled direct at the end > 2 x its"
              " value at 1 min and > 32 MiB")
+
+# --only logical-topics (issue 29): a second cluster (name server and broker) beside the first; the gateway serves
+# LOGICAL_TOPIC over both (logical-topics), bench_1k stays the first cluster's alone
+NAMESRV2_PORT = 19976
+BROKER2_PORT = 11911
+DIRECT2 = f"{LOOPBACK}:{NAMESRV2_PORT}"
+LOGICAL_TOPIC = "bench_logical"
 
 SERVICES = []  # started services, stopped in reverse order at exit
 
@@ -418,6 +430,56 @@ class Bench:
                          lambda s: s.log_contains("boot success"), 120, self.a.max_runtime).start()
         self.services["broker"] = broker
 
+    def start_second_cluster(self):
+        """--only logical-topics: a second name server and broker (cluster Idc2Cluster, broker broker-b)."""
+        w = os.path.join(self.work, "idc2")
+        os.makedirs(w, exist_ok=True)
+        ns_conf = os.path.join(w, "namesrv.conf")
+        with open(ns_conf, "w") as f:
+            f.write(f"listenPort={NAMESRV2_PORT}\nbindAddress={LOOPBACK}\nscanAvailableNameSrv=false\n"
+                    f"kvConfigPath={w}/namesrv/kvConfig.json\nconfigStorePath={w}/namesrv/namesrv.properties\n")
+        self.services["namesrv-b"] = Service("namesrv-b", self.server("namesrv-b", "org.apache.rocketmq.namesrv.NamesrvStartup",
+                                                                      ["-c", ns_conf], "256m", "rmq.namesrv.logback.xml"),
+                                             self.env, os.path.join(self.out, "namesrv-b.log"),
+                                             lambda s: s.log_contains("The Name Server boot success"), 60,
+                                             self.a.max_runtime).start()
+        store = os.path.join(w, "store")
+        b_conf = os.path.join(w, "broker.conf")
+        with open(b_conf, "w") as f:
+            f.write("\n".join([
+                "brokerClusterName=Idc2Cluster", "brokerName=broker-b", "brokerId=0",
+                f"namesrvAddr={DIRECT2}", f"listenPort={BROKER2_PORT}", f"bindAddress={LOOPBACK}",
+                f"brokerIP1={LOOPBACK}", f"brokerIP2={LOOPBACK}", f"haListenPort={BROKER2_PORT + 1}",
+                f"storePathRootDir={store}", f"storePathCommitLog={store}/commitlog",
+                "mappedFileSizeCommitLog=268435456",
+                *disk_budget(w, STORE_BUDGET),
+                "autoCreateTopicEnable=true", "autoCreateSubscriptionGroup=true", ""]))
+        self.services["broker-b"] = Service("broker-b", self.server("broker-b", "org.apache.rocketmq.broker.BrokerStartup",
+                                                                    ["-c", b_conf], "1g", "rmq.broker.logback.xml"),
+                                            self.env, os.path.join(self.out, "broker-b.log"),
+                                            lambda s: s.log_contains("boot success"), 120, self.a.max_runtime).start()
+
+    def logical_topics(self):
+        """--only logical-topics: the same produce load to the first cluster directly, through the gateway to one
+        cluster, and through the gateway to the logical topic over both, in turn."""
+        a = self.a
+        self.setup_topic("bench_1k", 100)
+        self.setup_topic(LOGICAL_TOPIC, 100)
+        self.setup_topic(LOGICAL_TOPIC, 100, namesrv=DIRECT2)
+        runs = [("direct", DIRECT, "bench_1k"), ("gateway", GW, "bench_1k"), ("gateway-logical", GW, LOGICAL_TOPIC)]
+        for wl in a.workloads:
+            spec = WORKLOADS[wl]
+            if spec["mode"] != "produce":
+                continue
+            for r in range(1, a.rounds + 1):
+                for label, namesrv, topic in in_turn(runs, r):
+                    self.run(wl, label, namesrv, "produce",
+                             ["--topic", topic, "--size", str(spec["size"]), "--duration", f"{a.duration}s",
+                              "--warmup", f"{a.warmup}s", *spec["args"]], r)
+        with open(os.path.join(a.out, "logical-metrics.txt"), "w") as f:
+            f.write("".join(line + "\n" for line in metrics_text(self.services["gateway"]).splitlines()
+                            if line.startswith(("rmqgw_cluster_", "rmqgw_broker_weight", "rmqgw_logical_"))))
+
     def start_proxy(self):
         p_conf = os.path.join(self.work, "proxy.json")
         with open(p_conf, "w") as f:
@@ -455,6 +517,9 @@ class Bench:
                     f.write(f"  max-in-flight: {self.a.coalesce_max_in_flight}\n")
                 if self.a.coalesce_max_delay is not None:
                     f.write(f"  max-delay: {self.a.coalesce_max_delay * 1000:g}ms\n")
+            if self.a.only == "logical-topics" and encoding == "rocketmq":
+                f.write(f"clusters:\n  idc2: {{namesrv: '{DIRECT2}'}}\n"
+                        f"logical-topics:\n  - {{topic: {LOGICAL_TOPIC}, clusters: [default, idc2]}}\n")
             if "fanout-8x4" in self.a.workloads and encoding == "rocketmq":
                 f.write(f"fanout:\n  enabled: true\n  topic: {FANOUT_TOPIC}\n")
         env = dict(self.env, JAVA_OPTS=f"-Xms256m -Xmx256m -XX:+UseG1GC {self.a.gateway_java_opts}".strip())
@@ -601,11 +666,11 @@ class Bench:
             for name in FANOUT_TOPICS:
                 self.setup_topic(name, 100)
 
-    def setup_topic(self, name, count, queues=QUEUES):
+    def setup_topic(self, name, count, queues=QUEUES, namesrv=DIRECT):
         """Creates the topic with {queues} queues by sending it {count} messages directly; retried while the broker's
         default topic (TBW102) has no route yet, which a broker only just registered can show for a few seconds."""
         for attempt in range(1, 6):
-            rec = self.run("setup", name, DIRECT, "produce",
+            rec = self.run("setup", name, namesrv, "produce",
                            ["--topic", name, "--queues", str(queues), "--count", str(count), "--warmup", "0s",
                             "--threads", "4", "--size", "128"], 0, record=False)
             if rec["rc"] == 0 and rec["bench"]:
@@ -1402,6 +1467,37 @@ def summarize(results, a):
     return md, {f"{wl}|{t}": v for (wl, t), v in agg.items()}
 
 
+def logical_summary(results):
+    """--only logical-topics: medians per workload and target, ratios to direct and to the gateway on one cluster."""
+    by = {}
+    for r in results:
+        if r.get("bench") and r["target"] in ("direct", "gateway", "gateway-logical"):
+            by.setdefault((r["workload"], r["target"]), []).append(r)
+    if not by:
+        return ""
+    lines = ["Logical topic over two clusters vs one cluster (medians; CPU per message in microseconds):", "",
+             "| workload | target | TPS | /direct | /gateway one cluster | p99 ms | errors | gateway CPU | broker CPU"
+             " | broker-b CPU |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for wl in sorted({w for w, _ in by}):
+        m = {t: rs for (w, t), rs in by.items() if w == wl}
+
+        def tps(t):
+            return med([r["bench"]["tps"] for r in m[t]]) if t in m else None
+
+        for t in ("direct", "gateway", "gateway-logical"):
+            if t not in m:
+                continue
+            rs = m[t]
+            cpu = {k: med([r.get("cpuUsPerMsg", {}).get(k) for r in rs]) for k in ("gateway", "broker", "broker-b")}
+            lines.append(f"| {wl} | {t} | {fmt(tps(t), 'tps')} | {fmt(tps(t) / tps('direct') if tps('direct') else None, 'ratio')}"
+                         f" | {fmt(tps(t) / tps('gateway') if tps('gateway') else None, 'ratio')}"
+                         f" | {fmt(med([r['bench']['latencyUs']['p99'] for r in rs]), 'ms')}"
+                         f" | {sum(r['bench']['errors'] for r in rs)}"
+                         + "".join(f" | {cpu[k]:.1f}" if cpu[k] is not None else " | -" for k in ("gateway", "broker", "broker-b"))
+                         + " |")
+    return "\n".join(lines) + "\n"
+
+
 def metrics_text(gw):
     """The gateway's Prometheus text from its admin port ("" when it does not answer)."""
     try:
@@ -1685,7 +1781,7 @@ def main():
                         " waits for company (default: the gateway's, 1ms)")
     p.add_argument("--coalesce-topics", default="",
                    help="comma-separated topics the gateway under test coalesces sends to (the baseline gateway never)")
-    p.add_argument("--only", choices=["three-way", "broker-effect", "soak", "virtual-queues"],
+    p.add_argument("--only", choices=["three-way", "broker-effect", "soak", "virtual-queues", "logical-topics"],
                    help="run one part only (default both three-way and broker-effect; soak and virtual-queues run only"
                         " when asked for)")
     p.add_argument("--vq-work", type=seconds, default=0.005,
@@ -1818,6 +1914,10 @@ def main():
         if a.only == "virtual-queues":
             b.start_gateway("rocketmq")
             b.virtual_queues()
+        if a.only == "logical-topics":
+            b.start_second_cluster()
+            b.start_gateway("rocketmq")
+            b.logical_topics()
         if three:
             b.three_way()
             if a.coalesce_topics and "gateway" in b.services:
@@ -1837,6 +1937,9 @@ def main():
         vq = vq_summary(b.results, b.vq_metrics, a)
         if vq:
             md = (md + "\n" if md.strip() else "") + vq
+        lt = logical_summary(b.results) if a.only == "logical-topics" else ""
+        if lt:
+            md = (md + "\n" if md.strip() else "") + lt
         with open(os.path.join(a.out, "summary.md"), "w") as f:
             f.write(md)
         with open(os.path.join(a.out, "summary.json"), "w") as f:

@@ -35,7 +35,7 @@ class LayersTest {
     /** The request families: where a request code is handled, by package name. */
     static final List<String> FAMILIES = List.of("route", "send", "pull", "registration", "brokerrequests");
     /** The features: each plugs into the core through its Feature, none names another. */
-    static final List<String> FEATURES = List.of("fanout", "coalesce", "vq", "adminpolicy");
+    static final List<String> FEATURES = List.of("fanout", "coalesce", "vq", "multicluster", "adminpolicy");
     /** The assembly: it alone names the features. */
     static final List<String> ASSEMBLY = List.of("runtime");
 

@@ -53,14 +53,32 @@ public final class RouteUnion {
     public record Result(byte[] body, List<Broker> brokers) {
     }
 
+    /**
+     * The name clients see for the broker {@code realName} of {@code cluster}: the same for every union a gateway
+     * makes (and for every gateway configured alike), so a client's broker-name-to-address table never has one name
+     * for two brokers.
+     */
+    @FunctionalInterface
+    public interface Naming {
+        String shown(String cluster, String realName);
+    }
+
     private RouteUnion() {
     }
 
     /**
-     * The union of {@code parts} (at least one). Throws {@link MalformedRouteBodyException} when a body is not a
-     * route.
+     * The union of {@code parts} (at least one), a name taken by an earlier part shown as {@code CLUSTER-NAME}.
+     * Throws {@link MalformedRouteBodyException} when a body is not a route.
      */
     public static Result of(List<Part> parts) {
+        return of(parts, null);
+    }
+
+    /**
+     * The union of {@code parts}, brokers named by {@code naming} (null: a name taken by an earlier part is shown as
+     * {@code CLUSTER-NAME}); a name {@code naming} gives twice is numbered, so the union's names stay unique.
+     */
+    public static Result of(List<Part> parts, Naming naming) {
         if (parts.isEmpty()) {
             throw new IllegalArgumentException("a union needs at least one route");
         }
@@ -77,11 +95,11 @@ public final class RouteUnion {
             Map<String, String> shown = new LinkedHashMap<>();
             for (JsonNode broker : route.path("brokerDatas")) {
                 String real = broker.path("brokerName").asText();
-                shown.computeIfAbsent(real, r -> unique(part.cluster(), r, taken));
+                shown.computeIfAbsent(real, r -> name(naming, part.cluster(), r, taken));
             }
             for (JsonNode queue : route.path("queueDatas")) {
                 String real = queue.path("brokerName").asText();
-                shown.computeIfAbsent(real, r -> unique(part.cluster(), r, taken));
+                shown.computeIfAbsent(real, r -> name(naming, part.cluster(), r, taken));
             }
             Map<String, JsonNode> queueOf = new LinkedHashMap<>();
             for (JsonNode queue : route.path("queueDatas")) {
@@ -199,6 +217,21 @@ public final class RouteUnion {
         return route;
     }
 
+    private static String name(Naming naming, String cluster, String real, Set<String> taken) {
+        if (naming == null) {
+            return unique(cluster, real, taken);
+        }
+        String given = naming.shown(cluster, real);
+        if (taken.add(given)) {
+            return given;
+        }
+        String candidate = given;
+        for (int n = 2; !taken.add(candidate); n++) {
+            candidate = given + "-" + n;
+        }
+        return candidate;
+    }
+
     /** {@code real} when no earlier broker took it, else {@code cluster-real} (numbered while that is taken). */
     private static String unique(String cluster, String real, Set<String> taken) {
         if (taken.add(real)) {
@@ -209,5 +242,75 @@ public final class RouteUnion {
             candidate = cluster + "-" + real + "-" + n;
         }
         return candidate;
+    }
+
+    /**
+     * The union of GET_BROKER_CLUSTER_INFO answers: every cluster's brokers ({@code brokerAddrTable}) under the names
+     * {@code naming} gives, and its cluster names ({@code clusterAddrTable}), a cluster name an earlier part uses
+     * shown as {@code CLUSTER-NAME}. Throws {@link MalformedRouteBodyException} when a body is not a cluster info.
+     */
+    public static byte[] clusterInfo(List<Part> parts, Naming naming) {
+        ObjectNode union = JSON.createObjectNode();
+        ObjectNode brokers = union.putObject("brokerAddrTable");
+        ObjectNode clusters = union.putObject("clusterAddrTable");
+        Set<String> taken = new HashSet<>();
+        for (Part part : parts) {
+            JsonNode info = readClusterInfo(part);
+            Map<String, String> clusterShown = new LinkedHashMap<>();
+            Iterator<Map.Entry<String, JsonNode>> cs = info.path("clusterAddrTable").fields();
+            while (cs.hasNext()) {
+                String real = cs.next().getKey();
+                clusterShown.put(real, clusters.has(real) ? part.cluster() + "-" + real : real);
+            }
+            Map<String, String> brokerShown = new LinkedHashMap<>();
+            Iterator<Map.Entry<String, JsonNode>> bs = info.path("brokerAddrTable").fields();
+            while (bs.hasNext()) {
+                Map.Entry<String, JsonNode> e = bs.next();
+                String shown = name(naming, part.cluster(), e.getKey(), taken);
+                brokerShown.put(e.getKey(), shown);
+                ObjectNode copy = ((ObjectNode) e.getValue()).deepCopy();
+                copy.put("brokerName", shown);
+                String cluster = copy.path("cluster").asText(null);
+                if (cluster != null) {
+                    copy.put("cluster", clusterShown.getOrDefault(cluster, cluster));
+                }
+                brokers.set(shown, copy);
+            }
+            cs = info.path("clusterAddrTable").fields();
+            while (cs.hasNext()) {
+                Map.Entry<String, JsonNode> e = cs.next();
+                ArrayNode names = clusters.putArray(clusterShown.get(e.getKey()));
+                for (JsonNode n : e.getValue()) {
+                    names.add(brokerShown.getOrDefault(n.asText(), n.asText()));
+                }
+            }
+        }
+        try {
+            return JSON.writeValueAsBytes(union);
+        } catch (IOException e) {
+            throw new IllegalStateException("writing a cluster info union failed", e);
+        }
+    }
+
+    /** The broker names of a GET_BROKER_CLUSTER_INFO answer (its {@code brokerAddrTable} keys). */
+    public static Set<String> brokerNames(byte[] clusterInfo) {
+        Set<String> names = new java.util.LinkedHashSet<>();
+        readClusterInfo(new Part("", clusterInfo)).path("brokerAddrTable").fieldNames().forEachRemaining(names::add);
+        return names;
+    }
+
+    private static JsonNode readClusterInfo(Part part) {
+        JsonNode info;
+        try {
+            info = JSON.readTree(part.body());
+        } catch (IOException e) {
+            throw new MalformedRouteBodyException("the cluster info of cluster " + part.cluster() + " is not JSON: "
+                + e.getMessage());
+        }
+        if (info == null || !info.isObject() || !info.path("brokerAddrTable").isObject()) {
+            throw new MalformedRouteBodyException("the cluster info of cluster " + part.cluster()
+                + " has no brokerAddrTable");
+        }
+        return info;
     }
 }

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.rocketmq.remoting.protocol.RemotingSerializable;
+import org.apache.rocketmq.remoting.protocol.body.ClusterInfo;
 import org.apache.rocketmq.remoting.protocol.route.BrokerData;
 import org.apache.rocketmq.remoting.protocol.route.QueueData;
 import org.apache.rocketmq.remoting.protocol.route.TopicRouteData;
@@ -99,6 +100,55 @@ class RouteUnionTest {
         assertEquals(List.of("idc2-broker-a"), seen.getQueueDatas().stream().map(QueueData::getBrokerName).toList());
         assertEquals(List.of("idc2-broker-a"), seen.getBrokerDatas().stream().map(BrokerData::getBrokerName).toList());
         assertArrayEquals(union.body(), RouteUnion.without(union.body(), Set.of()));
+    }
+
+    @Test
+    void aNamingGivesTheNamesAndNamesItGivesTwiceAreNumbered() {
+        byte[] idc1 = route(null, List.of(queue("broker-a", 4, 4, 6)), broker("C1", "broker-a", "10.0.0.1:10911"));
+        byte[] idc2 = route(null, List.of(queue("broker-b", 2, 2, 6)), broker("C2", "broker-b", "10.1.0.1:10911"));
+        RouteUnion.Naming everyoneIsX = (cluster, real) -> "x";
+
+        RouteUnion.Result union = RouteUnion.of(List.of(new RouteUnion.Part("default", idc1),
+            new RouteUnion.Part("idc2", idc2)), everyoneIsX);
+
+        assertEquals(List.of("x", "x-2"), union.brokers().stream().map(RouteUnion.Broker::shownName).toList());
+        assertEquals(List.of("broker-a", "broker-b"), union.brokers().stream().map(RouteUnion.Broker::realName)
+            .toList());
+    }
+
+    @Test
+    void theClusterInfoUnionListsEveryClusterAndBrokerUnderTheNamesOfTheRoutes() {
+        ClusterInfo idc1 = clusterInfo("DefaultCluster", broker("DefaultCluster", "broker-a", "10.0.0.1:10911"));
+        ClusterInfo idc2 = clusterInfo("DefaultCluster", broker("DefaultCluster", "broker-a", "10.1.0.1:10911"),
+            broker("DefaultCluster", "broker-c", "10.1.0.2:10911"));
+        RouteUnion.Naming naming = (cluster, real) -> cluster.equals("idc2") && real.equals("broker-a")
+            ? "idc2-broker-a" : real;
+
+        byte[] union = RouteUnion.clusterInfo(List.of(new RouteUnion.Part("default", idc1.encode()),
+            new RouteUnion.Part("idc2", idc2.encode())), naming);
+
+        ClusterInfo seen = RemotingSerializable.decode(union, ClusterInfo.class);
+        assertEquals(Set.of("broker-a", "idc2-broker-a", "broker-c"), seen.getBrokerAddrTable().keySet());
+        assertEquals("10.1.0.1:10911", seen.getBrokerAddrTable().get("idc2-broker-a").getBrokerAddrs().get(0L));
+        assertEquals(Map.of("DefaultCluster", Set.of("broker-a"), "idc2-DefaultCluster", Set.of("idc2-broker-a",
+            "broker-c")), seen.getClusterAddrTable());
+        assertEquals("idc2-DefaultCluster", seen.getBrokerAddrTable().get("broker-c").getCluster());
+        assertEquals(Set.of("broker-a", "broker-c"), RouteUnion.brokerNames(idc2.encode()));
+    }
+
+    private static ClusterInfo clusterInfo(String cluster, BrokerData... brokers) {
+        ClusterInfo info = new ClusterInfo();
+        HashMap<String, BrokerData> table = new HashMap<>();
+        Set<String> names = new java.util.HashSet<>();
+        for (BrokerData b : brokers) {
+            table.put(b.getBrokerName(), b);
+            names.add(b.getBrokerName());
+        }
+        info.setBrokerAddrTable(table);
+        HashMap<String, Set<String>> clusters = new HashMap<>();
+        clusters.put(cluster, names);
+        info.setClusterAddrTable(clusters);
+        return info;
     }
 
     @Test

@@ -72,7 +72,7 @@ public final class LogicalTopics implements Feature {
         this.context = context;
         this.pool = pool;
         this.brokers = brokers;
-        this.routes = new UnionRoutes(pool, () -> context.upstream().requestTimeoutNanos());
+        this.routes = new UnionRoutes(pool, () -> context.upstream().requestTimeoutNanos(), () -> settings.clusters());
         this.meters = new LogicalTopicMeters(context.metrics().registry());
         this.routeFilter = new LogicalRouteFilter(this, brokers, context.cluster());
         apply(Settings.of(config));
@@ -83,14 +83,17 @@ public final class LogicalTopics implements Feature {
         return "logical-topics";
     }
 
-    /** While some logical topic is configured: its route on the name-server role, its sends on every broker role. */
+    /**
+     * While some logical topic is configured: its routes, those of retry and dead-letter topics and the cluster list
+     * on the name-server role; its sends on every broker role.
+     */
     @Override
     public void register(Role role, String upstream, HandlerTable.Builder table) {
         if (!active()) {
             return;
         }
         if (role == Role.NAMESRV) {
-            table.filter(routeFilter, RequestCode.GET_ROUTEINFO_BY_TOPIC);
+            table.filter(routeFilter, RequestCode.GET_ROUTEINFO_BY_TOPIC, RequestCode.GET_BROKER_CLUSTER_INFO);
         } else if (role == Role.BROKER) {
             table.filter(new SendSteering(this, upstream), SendSteering.CODES);
         }
@@ -133,6 +136,18 @@ public final class LogicalTopics implements Feature {
     /** The logical topic named {@code topic}, or null. */
     LogicalTopicConfig topic(String topic) {
         return topic == null ? null : settings.topics().get(topic);
+    }
+
+    /**
+     * The clusters whose routes of {@code topic} clients get together: a logical topic's, every cluster for a retry
+     * or dead-letter topic; null for any other topic (the name servers of {@code default} answer it).
+     */
+    List<String> clustersOf(String topic) {
+        LogicalTopicConfig logical = topic(topic);
+        if (logical != null) {
+            return logical.clusters();
+        }
+        return RetryTopics.spansClusters(topic) && active() ? routes.allClusters() : null;
     }
 
     Map<String, ClusterConfig> clusters() {
@@ -178,7 +193,7 @@ public final class LogicalTopics implements Feature {
     /** Puts {@code topic}'s union together in the background (a send came before any route request did). */
     void refreshSoon(LogicalTopicConfig topic) {
         if (refreshing.add(topic.topic())) {
-            routes.fetch(topic, settings.clusters(), context.transport().workers().next())
+            routes.fetch(topic.topic(), topic.clusters(), context.transport().workers().next())
                 .addListener(f -> refreshing.remove(topic.topic()));
         }
     }
@@ -188,6 +203,7 @@ public final class LogicalTopics implements Feature {
         try {
             Settings s = settings;
             if (++tick % REFRESH_TICKS == 0) {
+                routes.refreshBrokerNames(context.transport().workers().next());
                 s.topics().values().forEach(this::refreshSoon);
             }
             long now = System.nanoTime();

@@ -173,9 +173,151 @@ class LogicalTopicsIT {
             assertEquals(sentKeys, new TreeSet<>(received.keys("received")));
             assertEquals(Set.of(shared.brokerName(), "idc2-" + shared.brokerName()),
                 new TreeSet<>(received.field("received", "broker")));
+            // broadcasting consumers each get every message of both clusters
+            DeliveryLedger first = new DeliveryLedger();
+            DeliveryLedger second = new DeliveryLedger();
+            List<DefaultMQPushConsumer> broadcast = new ArrayList<>();
+            String broadcastGroup = UniqueNames.group("broadcast");
+            try {
+                for (DeliveryLedger ledger : List.of(first, second)) {
+                    sentKeys.forEach(ledger::sent);
+                    DefaultMQPushConsumer c = new DefaultMQPushConsumer(broadcastGroup);
+                    c.setNamesrvAddr(gateway.namesrvAddress());
+                    c.setInstanceName(UniqueNames.instance("broadcast"));
+                    c.setMessageModel(org.apache.rocketmq.remoting.protocol.heartbeat.MessageModel.BROADCASTING);
+                    c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+                    c.subscribe(topic, "*");
+                    c.registerMessageListener((org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently)
+                        (msgs, context) -> {
+                            msgs.forEach(m -> ledger.received(m.getKeys()));
+                            return org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus
+                                .CONSUME_SUCCESS;
+                        });
+                    c.start();
+                    broadcast.add(c);
+                }
+                FaultLoad.await("both broadcasting consumers received all " + sentKeys.size(), Duration.ofSeconds(90),
+                    () -> first.missing().isEmpty() && second.missing().isEmpty());
+            } finally {
+                broadcast.forEach(DefaultMQPushConsumer::shutdown);
+            }
             // each cluster's broker holds the group's offsets of its own queues
             assertEquals(storedIn.get("default"), committedOffsets(shared.brokerAddress(), group, topic, 4));
             assertEquals(storedIn.get("idc2"), committedOffsets(idc2.brokerAddress(), group, topic, 4));
+        }
+    }
+
+    @Test
+    void transactionsOfBothClientVersionsCommitAndAreCheckedBackWhereTheirHalfMessageIs(ClusterUnderTest shared)
+        throws Exception {
+        Map<ClientVersion, String> topics = new TreeMap<>();
+        for (ClientVersion version : ClientVersion.values()) {
+            topics.put(version, topicOnBoth(shared, "logical_tx", 4)); // each version's consumer reads its own
+        }
+        try (GatewayFixture gateway = gateway(shared, topics.values().stream().map(t -> new LogicalTopicConfig(t,
+            List.of("default", "idc2"), false)).toList(), null)) {
+            Set<String> storedIn = new TreeSet<>();
+            for (ClientVersion version : ClientVersion.values()) {
+                String topic = topics.get(version);
+                ScenarioResult r = ScenarioRunner.scenario(version, "transaction")
+                    .namesrv(gateway.namesrvAddress()).topic(topic).timeout(Duration.ofSeconds(120)).run();
+                assertTrue(r.summary().path("unknownCheckedBack").asBoolean(), r::describe);
+                String unknownKey = r.summary().path("unknownKey").asText();
+                assertTrue(r.keys("checked").contains(unknownKey), r::describe);
+                assertEquals(Set.of(unknownKey, r.summary().path("commitKey").asText()),
+                    new TreeSet<>(r.keys("received")), r::describe);
+                r.lines("received").forEach(l -> storedIn.add(l.path("broker").asText()));
+            }
+            System.err.println("[it] logical topic transactions: committed and checked back, received from "
+                + storedIn);
+        }
+    }
+
+    @Test
+    void messagesConsumedLaterComeBackFromTheRetryTopicsOfBothClusters(ClusterUnderTest shared) throws Exception {
+        String topic = topicOnBoth(shared, "logical_retry", 4);
+        try (GatewayFixture gateway = gateway(shared, List.of(new LogicalTopicConfig(topic,
+            List.of("default", "idc2"), false)), null)) {
+            ScenarioResult r = ScenarioRunner.scenario(ClientVersion.V5_4_0, "reconsume")
+                .namesrv(gateway.namesrvAddress()).topic(topic).count(8).timeout(Duration.ofSeconds(150)).run();
+            Set<String> firstFrom = r.lines("received").stream().filter(l -> l.path("reconsumeTimes").asInt() == 0)
+                .map(l -> l.path("broker").asText()).collect(Collectors.toCollection(TreeSet::new));
+            Set<String> retriedFrom = r.lines("received").stream().filter(l -> l.path("reconsumeTimes").asInt() > 0)
+                .map(l -> l.path("broker").asText()).collect(Collectors.toCollection(TreeSet::new));
+            System.err.println("[it] logical topic reconsume: first deliveries from " + firstFrom + ", redeliveries"
+                + " from " + retriedFrom);
+            assertEquals(Set.of(shared.brokerName(), "idc2-" + shared.brokerName()), firstFrom, r::describe);
+            assertEquals(8, r.summary().path("redelivered").size(), r::describe);
+            assertEquals(Set.of(shared.brokerName(), "idc2-" + shared.brokerName()), retriedFrom,
+                "the retry topic's union serves both clusters' retries");
+        }
+    }
+
+    @Test
+    void theClusterListThroughTheGatewayShowsBothClustersBehindItsListeners(ClusterUnderTest shared)
+        throws Exception {
+        String topic = topicOnBoth(shared, "clusterlist", 2);
+        try (GatewayFixture gateway = gateway(shared, List.of(new LogicalTopicConfig(topic,
+            List.of("default", "idc2"), false)), null)) {
+            RemotingCommand answer = Admin.invoke(gateway.namesrvAddress(),
+                RemotingCommand.createRequestCommand(RequestCode.GET_BROKER_CLUSTER_INFO, null),
+                Duration.ofSeconds(30));
+            assertEquals(0, answer.getCode(), answer::toString);
+            org.apache.rocketmq.remoting.protocol.body.ClusterInfo info = org.apache.rocketmq.remoting.protocol
+                .RemotingSerializable.decode(answer.getBody(), org.apache.rocketmq.remoting.protocol.body.ClusterInfo.class);
+            assertEquals(Set.of(shared.clusterName(), idc2.clusterName()), info.getClusterAddrTable().keySet());
+            String renamed = "idc2-" + shared.brokerName();
+            assertEquals(Set.of(shared.brokerName(), renamed), info.getBrokerAddrTable().keySet());
+            assertEquals("127.0.0.1:" + gateway.brokerPort(idc2.brokerAddress()),
+                info.getBrokerAddrTable().get(renamed).getBrokerAddrs().get(0L));
+        }
+    }
+
+    @Test
+    void goClientsSendToBothClustersAndReceiveEveryMessage(ClusterUnderTest shared) throws Exception {
+        String topic = topicOnBoth(shared, "logical_go", 4);
+        try (GatewayFixture gateway = gateway(shared, List.of(new LogicalTopicConfig(topic,
+            List.of("default", "idc2"), false)), null)) {
+            ScenarioResult sent = ScenarioRunner.goScenario("sync-send").namesrv(gateway.namesrvAddress())
+                .topic(topic).count(40).keyPrefix("go").timeout(Duration.ofSeconds(90)).run().assertOk();
+            ScenarioResult received = ScenarioRunner.goScenario("push-consume").namesrv(gateway.namesrvAddress())
+                .topic(topic).count(40).timeout(Duration.ofSeconds(120)).run().assertOk();
+            Map<String, Long> storedIn = sent.lines("sent").stream().collect(Collectors.groupingBy(
+                l -> clusterOf(gateway, shared, l.path("offsetMsgId").asText()), TreeMap::new, Collectors.counting()));
+            System.err.println("[it] logical topic, Go client: stored " + storedIn);
+            assertEquals(Set.of("default", "idc2"), storedIn.keySet(), storedIn::toString);
+            assertEquals(new TreeSet<>(sent.keys("sent")), new TreeSet<>(received.keys("received")));
+        }
+    }
+
+    @Test
+    void aLogicalTopicOverA497ClusterAndA540OneServesBothClientVersions(ClusterUnderTest shared) throws Exception {
+        String topic = shared.topic("logical_legacy", 4);
+        try (ForkedBroker legacy = ForkedBroker.legacy(UniqueNames.workDir("legacy497"), "ItLegacyCluster",
+                "it-legacy-a", new java.util.Properties(), List.of(topic + ":4")).start();
+             GatewayFixture gateway = GatewayFixture.on(shared).configure(c -> c.withLogicalTopics(
+                 Map.of("legacy", new ClusterConfig(List.of(HostPort.parse("legacy", legacy.namesrvAddress())))),
+                 List.of(new LogicalTopicConfig(topic, List.of("default", "legacy"), false)))).start()) {
+            Set<String> sentKeys = new TreeSet<>();
+            Map<String, Long> storedIn = new TreeMap<>();
+            for (ClientVersion version : ClientVersion.values()) {
+                ScenarioResult sent = ScenarioRunner.scenario(version, "sync-send").namesrv(gateway.namesrvAddress())
+                    .topic(topic).count(40).keyPrefix("to-legacy-" + version.version())
+                    .timeout(Duration.ofSeconds(90)).run().assertOk();
+                sentKeys.addAll(sent.keys("sent"));
+                for (JsonNode l : sent.lines("sent")) {
+                    int port = ((InetSocketAddress) MessageDecoder.decodeMessageId(l.path("offsetMsgId").asText())
+                        .getAddress()).getPort();
+                    storedIn.merge(port == gateway.brokerPort(legacy.brokerAddress()) ? "4.9.7" : "5.4.0", 1L,
+                        Long::sum);
+                }
+            }
+            ScenarioResult received = ScenarioRunner.scenario(ClientVersion.V4_9_7, "push-consume")
+                .namesrv(gateway.namesrvAddress()).topic(topic).count(80).timeout(Duration.ofSeconds(120)).run()
+                .assertOk();
+            System.err.println("[it] logical topic over a 4.9.7 and a 5.4.0 cluster: stored " + storedIn);
+            assertEquals(Set.of("4.9.7", "5.4.0"), storedIn.keySet(), storedIn::toString);
+            assertEquals(sentKeys, new TreeSet<>(received.keys("received")));
         }
     }
 
