@@ -10,7 +10,9 @@ import io.rmqgw.gateway.broker.BrokerListeners;
 import io.rmqgw.gateway.coalesce.Coalescing;
 import io.rmqgw.gateway.coalesce.CoalescingMeters;
 import io.rmqgw.gateway.config.CoalescingConfig;
+import io.rmqgw.gateway.config.ConfigLoader;
 import io.rmqgw.gateway.config.FanoutConfig;
+import io.rmqgw.gateway.config.GatewayConfig;
 import io.rmqgw.gateway.core.Feature;
 import io.rmqgw.gateway.core.HandlerTable;
 import io.rmqgw.gateway.core.RelayContext;
@@ -18,6 +20,7 @@ import io.rmqgw.gateway.core.RequestFilter;
 import io.rmqgw.gateway.core.UpstreamSettings;
 import io.rmqgw.gateway.fanout.Fanout;
 import io.rmqgw.gateway.fanout.FanoutMeters;
+import io.rmqgw.gateway.multicluster.LogicalTopics;
 import io.rmqgw.gateway.net.Dialer;
 import io.rmqgw.gateway.net.Transport;
 import io.rmqgw.gateway.pool.UpstreamPool;
@@ -42,6 +45,7 @@ import org.junit.jupiter.api.Test;
 class FeaturesOffTest {
 
     private static final String BROKER = "127.0.0.1:10911";
+    private static final String NAMESRV = "upstream:\n  namesrv: a:9876\n";
     private static final int[] CODES = {RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2,
         RequestCode.SEND_BATCH_MESSAGE, RequestCode.PULL_MESSAGE, RequestCode.HEART_BEAT,
         RequestCode.GET_CONSUMER_LIST_BY_GROUP, RequestCode.GET_ROUTEINFO_BY_TOPIC, RequestCode.UPDATE_CONSUMER_OFFSET};
@@ -92,7 +96,8 @@ class FeaturesOffTest {
         VirtualQueues virtualQueues = new VirtualQueues(List.of(), brokers, context, pool, routes, "127.0.0.1:9876",
             HandlerTables::virtualBroker);
         List<Feature> off = List.of(fanout(FanoutConfig.DEFAULT),
-            new Coalescing(CoalescingConfig.NONE, context, pool, brokers.storeHosts()), virtualQueues);
+            new Coalescing(CoalescingConfig.NONE, context, pool, brokers.storeHosts()), virtualQueues,
+            new LogicalTopics(ConfigLoader.parse(NAMESRV), context, pool, brokers));
         HandlerTable brokerWithout = broker(List.of());
         HandlerTable brokerWithOff = broker(off);
         HandlerTable namesrvWithout = namesrv(List.of(), RouteShaper.NONE);
@@ -117,6 +122,32 @@ class FeaturesOffTest {
         HandlerTable namesrvOn = namesrv(List.of(fanout(on)), RouteShaper.NONE);
         assertTrue(namesrvOn.filters(RequestCode.GET_ROUTEINFO_BY_TOPIC).length
             > namesrv(List.of(), RouteShaper.NONE).filters(RequestCode.GET_ROUTEINFO_BY_TOPIC).length);
+    }
+
+    @Test
+    void logicalTopicsTakeRoutesAndTheClusterListOnTheNameServerAndSendsOnEveryBroker() {
+        GatewayConfig config = ConfigLoader.parse(NAMESRV + "clusters:\n  idc2: {namesrv: 'b:9876'}\n"
+            + "logical-topics:\n  - {topic: Orders, clusters: [default, idc2]}\n");
+        LogicalTopics logical = new LogicalTopics(config, context, pool, brokers);
+        try {
+            HandlerTable brokerWith = broker(List.of(logical));
+            HandlerTable namesrvWith = namesrv(List.of(logical), RouteShaper.NONE);
+            for (int code : new int[] {RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2,
+                RequestCode.SEND_BATCH_MESSAGE}) {
+                assertEquals(broker(List.of()).filters(code).length + 1, brokerWith.filters(code).length);
+            }
+            assertEquals(kinds(broker(List.of()), RequestCode.PULL_MESSAGE), kinds(brokerWith, RequestCode.PULL_MESSAGE));
+            for (int code : new int[] {RequestCode.GET_ROUTEINFO_BY_TOPIC, RequestCode.GET_BROKER_CLUSTER_INFO}) {
+                assertEquals(namesrv(List.of(), RouteShaper.NONE).filters(code).length + 1,
+                    namesrvWith.filters(code).length, "code " + code);
+            }
+            // a reload that removes the topics takes the filters off again
+            assertTrue(logical.reload(config.withLogicalTopics(java.util.Map.of(), List.of())));
+            assertEquals(kinds(broker(List.of()), RequestCode.SEND_MESSAGE_V2),
+                kinds(broker(List.of(logical)), RequestCode.SEND_MESSAGE_V2));
+        } finally {
+            logical.close();
+        }
     }
 
     /** Off or on, the gateway builds fan-out and coalescing, and with them their meters: exported at 0 from the start. */
