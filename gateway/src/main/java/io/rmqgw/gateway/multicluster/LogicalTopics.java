@@ -125,7 +125,9 @@ public final class LogicalTopics implements Feature {
             ticks.cancel(false);
             ticks = null;
         }
-        log.info("logical topics: {} over clusters {}", next.topics().keySet(), clusters);
+        if (active()) {
+            log.info("logical topics: {} over clusters {}", next.topics().keySet(), clusters);
+        }
     }
 
     /** Whether some logical topic is configured. */
