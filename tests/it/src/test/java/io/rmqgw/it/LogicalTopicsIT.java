@@ -204,6 +204,22 @@ class LogicalTopicsIT {
             // each cluster's broker holds the group's offsets of its own queues
             assertEquals(storedIn.get("default"), committedOffsets(shared.brokerAddress(), group, topic, 4));
             assertEquals(storedIn.get("idc2"), committedOffsets(idc2.brokerAddress(), group, topic, 4));
+            // mqadmin consumerProgress through the gateway: the group's queues on both clusters, nothing behind
+            org.apache.rocketmq.tools.admin.DefaultMQAdminExt admin = new org.apache.rocketmq.tools.admin
+                .DefaultMQAdminExt(10_000);
+            admin.setNamesrvAddr(gateway.namesrvAddress());
+            admin.setInstanceName(UniqueNames.instance("logical_admin"));
+            admin.setAdminExtGroup(UniqueNames.group("logical_admin"));
+            admin.start();
+            try {
+                org.apache.rocketmq.remoting.protocol.admin.ConsumeStats stats = admin.examineConsumeStats(group);
+                assertEquals(Set.of(shared.brokerName(), "idc2-" + shared.brokerName()), stats.getOffsetTable()
+                    .keySet().stream().filter(mq -> mq.getTopic().equals(topic)).map(MessageQueue::getBrokerName)
+                    .collect(Collectors.toSet()));
+                assertEquals(0, stats.computeTotalDiff(), stats.getOffsetTable()::toString);
+            } finally {
+                admin.shutdown();
+            }
         }
     }
 
