@@ -292,6 +292,57 @@ public final class RouteUnion {
         }
     }
 
+    /** The addresses of each broker of a GET_BROKER_CLUSTER_INFO answer, by broker name. */
+    public static Map<String, List<String>> brokerAddresses(byte[] clusterInfo) {
+        Map<String, List<String>> out = new LinkedHashMap<>();
+        Iterator<Map.Entry<String, JsonNode>> bs = readClusterInfo(new Part("", clusterInfo)).path("brokerAddrTable")
+            .fields();
+        while (bs.hasNext()) {
+            Map.Entry<String, JsonNode> e = bs.next();
+            List<String> addresses = new ArrayList<>();
+            e.getValue().path("brokerAddrs").forEach(a -> addresses.add(a.asText()));
+            out.put(e.getKey(), List.copyOf(addresses));
+        }
+        return out;
+    }
+
+    /**
+     * {@code body} with every {@code "brokerName":"REAL"} made {@code "brokerName":"SHOWN"}: for broker answers that
+     * name their broker (consume and topic stats, whose map keys are JSON objects no JSON reader takes), as they are
+     * otherwise. Returns {@code body} itself when nothing matched.
+     */
+    public static byte[] renameBroker(byte[] body, String real, String shown) {
+        byte[] from = ("\"brokerName\":\"" + real + "\"").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] to = ("\"brokerName\":\"" + shown + "\"").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        java.io.ByteArrayOutputStream out = null;
+        int copied = 0;
+        for (int i = 0; i <= body.length - from.length; i++) {
+            if (matches(body, i, from)) {
+                if (out == null) {
+                    out = new java.io.ByteArrayOutputStream(body.length + 64);
+                }
+                out.write(body, copied, i - copied);
+                out.writeBytes(to);
+                copied = i + from.length;
+                i = copied - 1;
+            }
+        }
+        if (out == null) {
+            return body;
+        }
+        out.write(body, copied, body.length - copied);
+        return out.toByteArray();
+    }
+
+    private static boolean matches(byte[] body, int at, byte[] what) {
+        for (int j = 0; j < what.length; j++) {
+            if (body[at + j] != what[j]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** The broker names of a GET_BROKER_CLUSTER_INFO answer (its {@code brokerAddrTable} keys). */
     public static Set<String> brokerNames(byte[] clusterInfo) {
         Set<String> names = new java.util.LinkedHashSet<>();

@@ -3,6 +3,7 @@ package io.rmqgw.routing;
 import static io.rmqgw.routing.RouteParts.queue;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -149,6 +150,18 @@ class RouteUnionTest {
         clusters.put(cluster, names);
         info.setClusterAddrTable(clusters);
         return info;
+    }
+
+    @Test
+    void aBrokersOwnNameInAnAnswerIsReplacedByTheNameClientsSee() {
+        String stats = "{\"offsetTable\":{{\"brokerName\":\"broker-a\",\"queueId\":0,\"topic\":\"T\"}:{\"brokerOffset\""
+            + ":5},{\"brokerName\":\"broker-a\",\"queueId\":1,\"topic\":\"T\"}:{\"brokerOffset\":7}},"
+            + "\"note\":\"broker-a\"}";
+        byte[] renamed = RouteUnion.renameBroker(stats.getBytes(StandardCharsets.UTF_8), "broker-a", "idc2-broker-a");
+        assertEquals(stats.replace("\"brokerName\":\"broker-a\"", "\"brokerName\":\"idc2-broker-a\""),
+            new String(renamed, StandardCharsets.UTF_8));
+        byte[] other = "{\"brokerName\":\"broker-b\"}".getBytes(StandardCharsets.UTF_8);
+        assertSame(other, RouteUnion.renameBroker(other, "broker-a", "idc2-broker-a"));
     }
 
     @Test

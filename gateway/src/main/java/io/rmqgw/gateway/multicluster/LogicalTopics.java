@@ -96,6 +96,8 @@ public final class LogicalTopics implements Feature {
             table.filter(routeFilter, RequestCode.GET_ROUTEINFO_BY_TOPIC, RequestCode.GET_BROKER_CLUSTER_INFO);
         } else if (role == Role.BROKER) {
             table.filter(new SendSteering(this, upstream), SendSteering.CODES);
+            table.filter(new RenamedBrokerAnswers(this, upstream), RenamedBrokerAnswers.GET_TOPIC_STATS_INFO,
+                RenamedBrokerAnswers.GET_CONSUME_STATS);
         }
     }
 

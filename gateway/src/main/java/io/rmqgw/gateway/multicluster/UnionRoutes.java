@@ -51,6 +51,8 @@ final class UnionRoutes {
     private final ConcurrentMap<String, UnionRoute> unions = new ConcurrentHashMap<>();
     /** The broker names of each cluster, from its cluster info and routes: what decides the names shown. */
     private final ConcurrentMap<String, Set<String>> brokerNames = new ConcurrentHashMap<>();
+    /** Each broker address seen: its cluster and real name. */
+    private final ConcurrentMap<String, List<String>> brokerAt = new ConcurrentHashMap<>();
 
     UnionRoutes(UpstreamPool pool, LongSupplier requestTimeoutNanos, Supplier<Map<String, ClusterConfig>> clusters) {
         this.pool = pool;
@@ -85,6 +87,25 @@ final class UnionRoutes {
             }
             return real;
         };
+    }
+
+    /**
+     * The name clients see for the broker at {@code address} when it differs from its own, else null (its own, or an
+     * address never seen in a route or cluster list).
+     */
+    String renamed(String address) {
+        List<String> clusterAndName = brokerAt.get(address);
+        if (clusterAndName == null) {
+            return null;
+        }
+        String shown = naming().shown(clusterAndName.get(0), clusterAndName.get(1));
+        return shown.equals(clusterAndName.get(1)) ? null : shown;
+    }
+
+    /** The real name of the broker at {@code address}, or null. */
+    String realName(String address) {
+        List<String> clusterAndName = brokerAt.get(address);
+        return clusterAndName == null ? null : clusterAndName.get(1);
     }
 
     /** The latest union of {@code topic}, or null while none was made. */
@@ -137,6 +158,8 @@ final class UnionRoutes {
                 }
                 try {
                     Set<String> names = RouteUnion.brokerNames(a.body());
+                    RouteUnion.brokerAddresses(a.body()).forEach((name, addresses) -> addresses.forEach(address ->
+                        brokerAt.put(address, List.of(a.cluster(), name))));
                     brokerNames.compute(a.cluster(), (c, old) -> {
                         Set<String> both = old == null ? new HashSet<>() : new HashSet<>(old);
                         both.addAll(names);
@@ -175,6 +198,7 @@ final class UnionRoutes {
         try {
             RouteUnion.Result union = RouteUnion.of(parts, naming());
             for (RouteUnion.Broker b : union.brokers()) {
+                b.addresses().values().forEach(address -> brokerAt.put(address, List.of(b.cluster(), b.realName())));
                 brokerNames.compute(b.cluster(), (c, old) -> old == null ? Set.of(b.realName())
                     : old.contains(b.realName()) ? old : addTo(old, b.realName()));
             }
