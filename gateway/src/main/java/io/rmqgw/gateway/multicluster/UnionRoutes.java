@@ -74,19 +74,7 @@ final class UnionRoutes {
      * union, and on every gateway with the same clusters.
      */
     RouteUnion.Naming naming() {
-        List<String> order = allClusters();
-        return (cluster, real) -> {
-            for (String earlier : order) {
-                if (earlier.equals(cluster)) {
-                    return real;
-                }
-                Set<String> names = brokerNames.get(earlier);
-                if (names != null && names.contains(real)) {
-                    return cluster + "-" + real;
-                }
-            }
-            return real;
-        };
+        return new BrokerNaming(allClusters(), brokerNames);
     }
 
     /**
