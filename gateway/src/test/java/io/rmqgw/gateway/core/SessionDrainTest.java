@@ -193,6 +193,9 @@ class SessionDrainTest {
     @Test
     void aClientPastItsRequestLimitGetsSystemBusyButItsHeartbeatsPass() {
         RelaySession session = connected();
+        // the loop's clock moves only when the test moves it: real time passing on a slow machine would make the
+        // 100 ms refusal due before the test has advanced 99 ms
+        client.freezeTime();
         context.rateLimits().apply(new RateLimitConfig(null, List.of(new ClientLimit("*", null, null, 1, 2))));
         for (int opaque = 11; opaque <= 13; opaque++) {
             send(Wire.request(RequestCode.GET_MAX_OFFSET).opaque(opaque));

@@ -228,16 +228,15 @@ class LogicalTopicsIT {
     }
 
     @Test
-    void transactionsOfBothClientVersionsCommitAndAreCheckedBackWhereTheirHalfMessageIs(ClusterUnderTest shared)
+    void transactionsCommitAndAreCheckedBackWhereTheirHalfMessageIs(ClusterUnderTest shared)
         throws Exception {
-        Map<ClientVersion, String> topics = new TreeMap<>();
-        for (ClientVersion version : ClientVersion.values()) {
-            topics.put(version, topicOnBoth(shared, "logical_tx", 4)); // each version's consumer reads its own
-        }
+        // one client version: the gateway relays half messages of either alike (ClientScenarioContract runs both)
+        Map<ClientVersion, String> topics = new TreeMap<>(Map.of(ClientVersion.V5_4_0,
+            topicOnBoth(shared, "logical_tx", 4)));
         try (GatewayFixture gateway = gateway(shared, topics.values().stream().map(t -> new LogicalTopicConfig(t,
             List.of("default", "idc2"), false)).toList(), null)) {
             Set<String> storedIn = new TreeSet<>();
-            for (ClientVersion version : ClientVersion.values()) {
+            for (ClientVersion version : topics.keySet()) {
                 String topic = topics.get(version);
                 ScenarioResult r = ScenarioRunner.scenario(version, "transaction")
                     .namesrv(gateway.namesrvAddress()).topic(topic).timeout(Duration.ofSeconds(120)).run();
@@ -322,7 +321,7 @@ class LogicalTopicsIT {
             Map<String, Long> storedIn = new TreeMap<>();
             for (ClientVersion version : ClientVersion.values()) {
                 ScenarioResult sent = ScenarioRunner.scenario(version, "sync-send").namesrv(gateway.namesrvAddress())
-                    .topic(topic).count(40).keyPrefix("to-legacy-" + version.version())
+                    .topic(topic).count(20).keyPrefix("to-legacy-" + version.version())
                     .timeout(Duration.ofSeconds(90)).run().assertOk();
                 sentKeys.addAll(sent.keys("sent"));
                 for (JsonNode l : sent.lines("sent")) {
@@ -333,7 +332,7 @@ class LogicalTopicsIT {
                 }
             }
             ScenarioResult received = ScenarioRunner.scenario(ClientVersion.V4_9_7, "push-consume")
-                .namesrv(gateway.namesrvAddress()).topic(topic).count(80).timeout(Duration.ofSeconds(120)).run()
+                .namesrv(gateway.namesrvAddress()).topic(topic).count(40).timeout(Duration.ofSeconds(120)).run()
                 .assertOk();
             System.err.println("[it] logical topic over a 4.9.7 and a 5.4.0 cluster: stored " + storedIn);
             assertEquals(Set.of("4.9.7", "5.4.0"), storedIn.keySet(), storedIn::toString);
@@ -354,13 +353,13 @@ class LogicalTopicsIT {
              FaultLoad load = FaultLoad.start(gateway.namesrvAddress(), topic, UniqueNames.group("failover"), 16, 0,
                  Duration.ofSeconds(3), 2, ledger, (key, result, at) ->
                      acks.add(new Ack(at, clusterOf(gateway, shared, result.getOffsetMsgId()))))) {
-            load.awaitMoreAcknowledged(2000, Duration.ofSeconds(60));
+            load.awaitMoreAcknowledged(1000, Duration.ofSeconds(60));
             assertTrue(acks.stream().anyMatch(a -> a.cluster().equals("idc2")), "idc2 took sends before the kill");
 
             long killedAt = System.nanoTime();
             long killedAtLoadMillis = load.elapsedMillis();
             idc2.kill();
-            TimeUnit.SECONDS.sleep(5);
+            TimeUnit.SECONDS.sleep(3);
             int failedWhileDown = load.failed();
             long afterFirstSecond = load.failures().values().stream()
                 .filter(f -> f.atMillis() > killedAtLoadMillis + 1000).count();
@@ -388,7 +387,7 @@ class LogicalTopicsIT {
             }
             double redirected = MeterReadings.of(gateway.metrics()).logicalSendsRedirected();
             System.err.println("[it] FAULT logical-topic failover (16 sync producers): acknowledged "
-                + ledger.sentCount() + ", " + ackedWhileDown + " of them in the 5 s idc2 was down; failed "
+                + ledger.sentCount() + ", " + ackedWhileDown + " of them in the 3 s idc2 was down; failed "
                 + load.failed() + " (" + failedWhileDown + " by the restart, " + afterFirstSecond + " later than 1 s"
                 + " after the kill); lost " + ledger.missing().size() + ", duplicates " + ledger.duplicates()
                 + "; redirected " + redirected + "; idc2 stored again " + backAfterMillis + " ms after its restart;"
@@ -397,7 +396,7 @@ class LogicalTopicsIT {
                 .forEach(f -> System.err.println("[it]   failed send: " + f));
             assertEquals(Set.of(), ledger.missing(), "acknowledged sends never received");
             assertEquals(0, ackedToIdc2AfterASecond, "nothing can be stored in a killed cluster");
-            assertTrue(ackedWhileDown > 500, "the survivor took the load while idc2 was down: " + ackedWhileDown);
+            assertTrue(ackedWhileDown > 200, "the survivor took the load while idc2 was down: " + ackedWhileDown);
             assertEquals(0, afterFirstSecond, "no send failed later than 1 s after the kill");
             assertTrue(redirected > 0, "the gateway redirected sends");
         }
