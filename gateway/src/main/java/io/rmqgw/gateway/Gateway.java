@@ -257,11 +257,6 @@ public final class Gateway implements AutoCloseable {
         return coalescing;
     }
 
-    /** Logical topics over several clusters: their routes and the brokers' health. */
-    public LogicalTopics logicalTopics() {
-        return logicalTopics;
-    }
-
     /** Client connections by client id and group. */
     public ClientRegistry clients() {
         return context.clients();

@@ -292,19 +292,4 @@ public final class LogicalTopics implements Feature {
             ticks = null;
         }
     }
-
-    /** The brokers known and their state, for logs and tests. */
-    public Map<String, String> describe() {
-        long now = System.nanoTime();
-        Map<String, String> out = new java.util.TreeMap<>();
-        health.all().forEach((a, h) -> out.put(a, h.cluster + " " + h.state(health.fastest(), now) + " share "
-            + String.format(java.util.Locale.ROOT, "%.2f", h.share(health.fastest(), now))));
-        return out;
-    }
-
-    /** The clusters' states now. */
-    public List<String> clusterStates() {
-        long now = System.nanoTime();
-        return clustersOf(settings).stream().sorted().map(c -> c + "=" + health.clusterState(c, now)).toList();
-    }
 }

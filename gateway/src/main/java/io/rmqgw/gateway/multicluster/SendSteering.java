@@ -68,7 +68,9 @@ final class SendSteering implements RequestFilter {
         }
         Send send;
         try {
-            send = new Send(exchange, header, request.bodySlice().retain(), route, here, System.nanoTime());
+            // the header's fields are copied before the body is retained: nothing after the retain can throw
+            RemotingHeader fields = header.toRemotingHeader();
+            send = new Send(exchange, fields, header.isV2(), request.bodySlice().retain(), route, here);
         } finally {
             request.release();
         }
@@ -100,16 +102,16 @@ final class SendSteering implements RequestFilter {
         final long deadline;
         int attempts;
 
-        Send(Exchange exchange, SendRequestHeader header, ByteBuf body, UnionRoute route, RouteUnion.Broker here,
-             long arrival) {
+        Send(Exchange exchange, RemotingHeader request, boolean v2, ByteBuf body, UnionRoute route,
+             RouteUnion.Broker here) {
             this.exchange = exchange;
             this.code = exchange.code();
-            this.request = header.toRemotingHeader();
-            this.v2 = header.isV2();
+            this.request = request;
+            this.v2 = v2;
             this.body = body;
             this.route = route;
             this.here = here;
-            this.arrival = arrival;
+            this.arrival = System.nanoTime();
             this.deadline = arrival + feature.requestTimeoutNanos();
         }
 

@@ -435,7 +435,7 @@ class LogicalTopicsIT {
                 Collectors.counting()));
             System.err.println("[it] FAULT logical-topic SIGSTOP of idc2 for 4 s (8 producers): stored while stopped "
                 + storedDuringStop + " (by then " + where + "), failed " + load.failed() + ", slowest failure "
-                + slowest + " ms, states " + gateway.gateway().logicalTopics().describe());
+                + slowest + " ms, redirected " + MeterReadings.of(gateway.metrics()).logicalSendsRedirected());
             load.failures().values().stream().limit(5).forEach(f -> System.err.println("[it]   failed send: " + f));
             assertTrue(storedDuringStop > 100, "the survivor took sends while idc2 was stopped: " + storedDuringStop);
             assertTrue(slowest <= requestTimeout.toMillis() + 1500, "a send waited " + slowest + " ms");
