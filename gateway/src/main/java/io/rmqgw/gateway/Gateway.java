@@ -64,7 +64,8 @@ public final class Gateway implements AutoCloseable {
     private final Fanout fanout;
     private final VirtualQueues virtualQueues;
     private final Coalescing coalescing;
-    private final LogicalTopics logicalTopics;
+    /** Every feature, in the order their filters run: reloaded and closed together. */
+    private final List<Feature> features;
     /** The settings bound at start, compared by each reload. */
     private final RestartBoundSettings restartBound = new RestartBoundSettings();
     private final AdminRequests adminRequests;
@@ -75,7 +76,7 @@ public final class Gateway implements AutoCloseable {
     private Gateway(GatewayConfig config, GatewayMetrics metrics, Transport transport, RelayContext context,
                     BrokerListeners brokers, Channel listener, Readiness readiness, AdminServer admin,
                     UpstreamPool upstreamPool, RouteQueries routeQueries, Fanout fanout, VirtualQueues virtualQueues,
-                    Coalescing coalescing, LogicalTopics logicalTopics, AdminRequests adminRequests,
+                    Coalescing coalescing, List<Feature> features, AdminRequests adminRequests,
                     Runnable rebuildTables) {
         this.config = config;
         this.metrics = metrics;
@@ -90,7 +91,7 @@ public final class Gateway implements AutoCloseable {
         this.fanout = fanout;
         this.virtualQueues = virtualQueues;
         this.coalescing = coalescing;
-        this.logicalTopics = logicalTopics;
+        this.features = features;
         this.adminRequests = adminRequests;
         this.rebuildTables = rebuildTables;
         if (admin != null) {
@@ -149,8 +150,7 @@ public final class Gateway implements AutoCloseable {
             VirtualQueues virtualQueues = new VirtualQueues(config.virtualQueues(), brokers, context, pool, routeQueries,
                 config.advertiseHost() + ":" + config.listen().port(), HandlerTables::virtualBroker);
             Coalescing coalescing = new Coalescing(config.coalescing(), context, pool, brokers.storeHosts());
-            LogicalTopics logicalTopics = new LogicalTopics(config, context, pool, brokers);
-            features.addAll(List.of(fanout, coalescing, virtualQueues, logicalTopics));
+            features.addAll(List.of(fanout, coalescing, virtualQueues, new LogicalTopics(config, context, pool, brokers)));
             Supplier<HandlerTable> namesrvTable = () -> HandlerTables.namesrv(brokers, routes, context.cluster(),
                 metrics, virtualQueues.routeShaper(), unregistered, features);
             NamesrvRole namesrvRole = new NamesrvRole(context, namesrvTable.get(), readiness);
@@ -170,7 +170,7 @@ public final class Gateway implements AutoCloseable {
                 .sync()
                 .channel();
             Gateway gateway = new Gateway(config, metrics, transport, context, brokers, listener, readiness, admin,
-                pool, routeQueries, fanout, virtualQueues, coalescing, logicalTopics, adminRequests, rebuildTables);
+                pool, routeQueries, fanout, virtualQueues, coalescing, features, adminRequests, rebuildTables);
             if (config.fanout().enabled()) {
                 fanout.bindListener();
             }
@@ -303,7 +303,7 @@ public final class Gateway implements AutoCloseable {
             applied.add("names, header encodings, downstream");
         }
         boolean featuresChanged = false;
-        for (Feature feature : List.of(fanout, coalescing, virtualQueues, logicalTopics)) {
+        for (Feature feature : features) {
             if (feature.reload(next)) {
                 applied.add(feature.name());
                 featuresChanged = true;
@@ -461,8 +461,7 @@ public final class Gateway implements AutoCloseable {
             log.info("drained in {} ms: nothing in flight", tookMillis);
         }
         context.closeAll();
-        logicalTopics.close();
-        virtualQueues.close(); // pushes the real commits while the pool still runs
+        features.forEach(Feature::close); // virtual queues push their real commits while the pool still runs
         upstreamPool.close();
         // the failures of held requests (virtual-queue fetches, coalesced batches) are told on their callers'
         // loops: those run them before any loop ends

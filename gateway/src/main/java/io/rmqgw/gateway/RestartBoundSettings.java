@@ -41,7 +41,8 @@ final class RestartBoundSettings {
             new AdminConfig(current.admin().enabled(), current.admin().listen(), next.admin().topicLabels(),
                 next.admin().topicLabelLimit(), current.admin().token(), current.admin().tokenFile(),
                 current.admin().tokenProtectsMetrics()), next.downstream(), next.names(), current.logging(),
-            next.fanout(), next.virtualQueues(), next.tls(), next.rateLimits(), next.coalescing(), next.adminRequests());
+            next.fanout(), next.virtualQueues(), next.tls(), next.rateLimits(), next.coalescing(), next.adminRequests(),
+            next.clusters(), next.logicalTopics());
     }
 
     /** The admin port's access settings, compared by reload (the token itself is never logged). */

@@ -25,4 +25,8 @@ public interface Feature {
      * rebuilt). Its filters keep checking its settings too: a request may pass the old table just after a reload.
      */
     boolean reload(GatewayConfig next);
+
+    /** Stops its own work (timers, threads, clients) at the gateway's stop, while the upstream pool still runs. */
+    default void close() {
+    }
 }

@@ -286,6 +286,7 @@ public final class LogicalTopics implements Feature {
     }
 
     /** Stops probing (the gateway is stopping). */
+    @Override
     public synchronized void close() {
         if (ticks != null) {
             ticks.cancel(false);
